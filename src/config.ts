@@ -1,0 +1,223 @@
+import cron from 'node-cron';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+/*
+ * The only reader of process.env. Each entry point calls one load function once and passes
+ * the frozen result down. A bad value stops the process with a message naming the variable.
+ */
+
+type Env = Record<string, string | undefined>;
+
+// An empty variable (`PORT=`) counts as unset, as shells and .env files often leave them.
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, { error: `must be a whole number from ${min} to ${max}` })
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, { error: `must be a whole number from ${min} to ${max}` })
+        .max(max, { error: `must be a whole number from ${min} to ${max}` }),
+    );
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' })
+  .transform((u) => u.replace(/\/+$/, ''));
+
+const cronExpression = z.string().refine((v) => cron.validate(v), {
+  error: 'must be a cron expression, e.g. "*/5 * * * *"',
+});
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const common = {
+  DATABASE_PATH: optional(z.string()).default('data/syndication.db'),
+  LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })).default('info'),
+};
+
+const meili = {
+  SEARCH_ENGINE: optional(z.enum(['sqlite', 'meilisearch'], { error: 'must be "sqlite" or "meilisearch"' })),
+  MEILI_HOST: optional(httpUrl),
+  MEILI_API_KEY: optional(z.string()),
+  MEILI_INDEX_PREFIX: optional(
+    z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, { error: 'must be letters, digits, - or _' }),
+  ).default('articles'),
+  MEILI_TIMEOUT_MS: optional(int(100, 600_000)).default(2_000),
+};
+
+// Secrets are never echoed back in an error message.
+const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY']);
+
+function parse<S extends z.ZodObject>(schema: S, env: Env): z.output<S> {
+  const input: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) input[key] = env[key];
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? 'configuration');
+    const value = input[name];
+    const shown = value === undefined || SECRETS.has(name) ? '' : ` (got ${JSON.stringify(value)})`;
+    return `${name} ${issue.message}${shown}`;
+  });
+  throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+}
+
+export interface SearchConfig {
+  engine: 'sqlite' | 'meilisearch';
+  meilisearch?: { host: string; apiKey: string | undefined; indexPrefix: string; timeoutMs: number };
+}
+
+function searchConfig(values: { SEARCH_ENGINE?: 'sqlite' | 'meilisearch'; MEILI_HOST?: string; MEILI_API_KEY?: string; MEILI_INDEX_PREFIX: string; MEILI_TIMEOUT_MS: number }): SearchConfig {
+  const engine = values.SEARCH_ENGINE ?? (values.MEILI_HOST ? 'meilisearch' : 'sqlite');
+  if (engine === 'sqlite') return { engine };
+  if (!values.MEILI_HOST) {
+    throw new ConfigError('Invalid configuration: MEILI_HOST is required when SEARCH_ENGINE is "meilisearch"');
+  }
+  return {
+    engine,
+    meilisearch: {
+      host: values.MEILI_HOST,
+      apiKey: values.MEILI_API_KEY,
+      indexPrefix: values.MEILI_INDEX_PREFIX,
+      timeoutMs: values.MEILI_TIMEOUT_MS,
+    },
+  };
+}
+
+const apiSchema = z.object({
+  ...common,
+  ...meili,
+  PORT: optional(int(0, 65_535)).default(3000),
+  HOST: optional(z.string().min(1)).default('0.0.0.0'),
+  DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
+  RESPONSE_CACHE_MB: optional(int(0, 4_096)).default(64),
+});
+
+export interface ApiConfig {
+  port: number;
+  host: string;
+  databasePath: string;
+  busyTimeoutMs: number;
+  logLevel: string;
+  responseCacheBytes: number;
+  search: SearchConfig;
+}
+
+export function loadApiConfig(env: Env): Readonly<ApiConfig> {
+  const v = parse(apiSchema, env);
+  return Object.freeze({
+    port: v.PORT,
+    host: v.HOST,
+    databasePath: resolve(v.DATABASE_PATH),
+    busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
+    logLevel: v.LOG_LEVEL,
+    responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
+    search: searchConfig(v),
+  });
+}
+
+const workerSchema = z.object({
+  ...common,
+  ...meili,
+  CMS_BASE_URL: optional(httpUrl),
+  CMS_TOKEN: optional(z.string()),
+  CMS_TIMEOUT_MS: optional(int(100, 600_000)).default(10_000),
+  CMS_MAX_ATTEMPTS: optional(int(1, 20)).default(5),
+  CMS_RETRY_BUDGET_MS: optional(int(0, 3_600_000)).default(60_000),
+  CMS_MAX_RESPONSE_MB: optional(int(1, 1_024)).default(32),
+  CMS_PAGE_SIZE: optional(int(1, 100)).default(100),
+  SYNC_CRON: optional(cronExpression).default('*/5 * * * *'),
+  SYNC_FULL_CRON: optional(cronExpression).default('0 * * * *'),
+  SYNC_OVERLAP_SECONDS: optional(int(0, 86_400)).default(300),
+  DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(30_000),
+});
+
+export interface WorkerConfig {
+  databasePath: string;
+  busyTimeoutMs: number;
+  logLevel: string;
+  /** Undefined when CMS_BASE_URL is not set: --status and --reindex need no CMS. */
+  cms: CmsConfig | undefined;
+  schedule: { incremental: string; full: string };
+  overlapSeconds: number;
+  search: SearchConfig;
+}
+
+export interface CmsConfig {
+  baseUrl: string;
+  token: string | undefined;
+  timeoutMs: number;
+  maxAttempts: number;
+  retryBudgetMs: number;
+  maxResponseBytes: number;
+  pageSize: number;
+}
+
+export function loadWorkerConfig(env: Env): Readonly<WorkerConfig> {
+  const v = parse(workerSchema, env);
+  return Object.freeze({
+    databasePath: resolve(v.DATABASE_PATH),
+    busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
+    logLevel: v.LOG_LEVEL,
+    cms:
+      v.CMS_BASE_URL === undefined
+        ? undefined
+        : {
+            baseUrl: v.CMS_BASE_URL,
+            token: v.CMS_TOKEN,
+            timeoutMs: v.CMS_TIMEOUT_MS,
+            maxAttempts: v.CMS_MAX_ATTEMPTS,
+            retryBudgetMs: v.CMS_RETRY_BUDGET_MS,
+            maxResponseBytes: v.CMS_MAX_RESPONSE_MB * 1024 * 1024,
+            pageSize: v.CMS_PAGE_SIZE,
+          },
+    schedule: { incremental: v.SYNC_CRON, full: v.SYNC_FULL_CRON },
+    overlapSeconds: v.SYNC_OVERLAP_SECONDS,
+    search: searchConfig(v),
+  });
+}
+
+const cliSchema = z.object({
+  ...common,
+  DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(60_000),
+});
+
+export interface CliConfig {
+  databasePath: string;
+  busyTimeoutMs: number;
+}
+
+export function loadCliConfig(env: Env): Readonly<CliConfig> {
+  const v = parse(cliSchema, env);
+  return Object.freeze({ databasePath: resolve(v.DATABASE_PATH), busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS });
+}
+
+/** The CMS settings, for the commands that read the CMS. */
+export function requireCms(config: WorkerConfig): CmsConfig {
+  if (!config.cms) {
+    throw new ConfigError('Invalid configuration: CMS_BASE_URL is required: the address of the CMS export API');
+  }
+  return config.cms;
+}
+
+const demoSchema = z.object({
+  PORT: optional(int(0, 65_535)).default(3000),
+  DATABASE_PATH: optional(z.string()).default('data/demo.db'),
+});
+
+export interface DemoConfig {
+  port: number;
+  /** The demo's own snapshot, recreated at each start; its logs go beside it. */
+  databasePath: string;
+}
+
+export function loadDemoConfig(env: Env): Readonly<DemoConfig> {
+  const v = parse(demoSchema, env);
+  return Object.freeze({ port: v.PORT, databasePath: resolve(v.DATABASE_PATH) });
+}

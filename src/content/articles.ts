@@ -1,0 +1,56 @@
+import {
+  exposedArticleBySlug,
+  exposedArticlesByIds,
+  type ArticleWithSection,
+  type SectionListRow,
+} from '../db/content.js';
+import type { StoreSession } from '../db/snapshot-store.js';
+import type { Locale } from '../locale.js';
+import { formatUtcSeconds } from '../time.js';
+import type { LocaleView } from './locale-view.js';
+
+export interface ArticlePage {
+  articles: ArticleWithSection[];
+  total: number;
+}
+
+export interface SectionSummary extends SectionListRow {
+  articleCount: number;
+}
+
+/** Loads the exposed articles among `ids`, keeping the order of `ids`. */
+export function hydrate(session: StoreSession, ids: readonly number[], now: number): ArticleWithSection[] {
+  const rows = exposedArticlesByIds(session.db, ids, formatUtcSeconds(now));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const ordered: ArticleWithSection[] = [];
+  for (const id of ids) {
+    const row = byId.get(id);
+    if (row) ordered.push(row);
+  }
+  return ordered;
+}
+
+/** One page of the article list, newest first; a page past the last is empty with the true total. */
+export function listArticles(
+  session: StoreSession,
+  view: LocaleView,
+  query: { section: string | undefined; page: number; limit: number; now: number },
+): ArticlePage {
+  const ordering = query.section === undefined ? view.all : view.section(query.section);
+  const { ids, total } = ordering.page(query.now, query.page, query.limit);
+  return { articles: hydrate(session, ids, query.now), total };
+}
+
+export function getArticle(
+  session: StoreSession,
+  locale: Locale,
+  slug: string,
+  now: number,
+): ArticleWithSection | undefined {
+  return exposedArticleBySlug(session.db, locale, slug, formatUtcSeconds(now));
+}
+
+/** Active sections in editorial order, each with the number of articles exposed now. */
+export function listSections(view: LocaleView, now: number): SectionSummary[] {
+  return view.sections.map((s) => ({ ...s, articleCount: view.section(s.slug).visibleCount(now) }));
+}

@@ -1,0 +1,94 @@
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { appliedSchemaVersion, expectedSchemaVersion, migrate } from './migrate.js';
+import * as schema from './schema.js';
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+export interface OpenOptions {
+  busyTimeoutMs: number;
+}
+
+/**
+ * Opens the database for a writer (the worker or the CLI): creates the file and its folder
+ * when missing, switches to WAL so readers never wait for a sync, and applies migrations.
+ */
+export function openWriter(path: string, options: OpenOptions): Db {
+  ensureFolder(dirname(path));
+  const sqlite = new Database(path);
+  try {
+    // The busy timeout first: the WAL switch and the migrations may wait for another writer.
+    sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    migrate(sqlite);
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+  return drizzle(sqlite, { schema });
+}
+
+/**
+ * Creates a folder and its missing parents one level at a time. Node's recursive mkdir loops
+ * forever on some paths (under /proc it keeps getting ENOENT and retrying the parent), which
+ * would hang the CLI instead of failing with a message.
+ */
+function ensureFolder(folder: string): void {
+  if (existsSync(folder)) return;
+  const parent = dirname(folder);
+  if (parent !== folder) ensureFolder(parent);
+  try {
+    mkdirSync(folder);
+  } catch (error) {
+    // Another process (the worker and the CLI starting together) may have just made it.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/** The database exists but its schema is older than this code expects. */
+export class SchemaOutdatedError extends Error {
+  override name = 'SchemaOutdatedError';
+}
+
+/**
+ * Opens the database for the API: read-only, never created, never migrated. A missing file
+ * throws (SQLITE_CANTOPEN); a schema older than the code's throws SchemaOutdatedError, since
+ * the queries would fail in ways that are harder to explain.
+ */
+export function openReader(path: string, options: OpenOptions): Db {
+  const sqlite = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
+    const applied = appliedSchemaVersion(sqlite);
+    if (applied < expectedSchemaVersion()) {
+      throw new SchemaOutdatedError(
+        applied === 0
+          ? 'the database has no schema yet; run the sync worker (npm run sync) to create it'
+          : 'the database schema is older than this version of the API; run the sync worker once to migrate it',
+      );
+    }
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+  return drizzle(sqlite, { schema });
+}
+
+/** Runs `fn` in a write transaction that takes the write lock up front (BEGIN IMMEDIATE). */
+export function writeTransaction<T>(db: Db, fn: () => T): T {
+  return db.$client.transaction(fn).immediate();
+}
+
+const STORE_FAILURE_CODES = /^SQLITE_(BUSY|LOCKED|CANTOPEN|NOTADB|CORRUPT|IOERR|READONLY|FULL|PROTOCOL|SCHEMA)/;
+
+/** True for an error that means "the store cannot answer", as opposed to a bug in our code. */
+export function isStoreFailure(error: unknown): boolean {
+  if (error instanceof SchemaOutdatedError) return true;
+  if (error && typeof error === 'object' && 'code' in error && typeof error.code === 'string') {
+    return STORE_FAILURE_CODES.test(error.code) || error.code === 'ENOENT';
+  }
+  return false;
+}

@@ -1,0 +1,65 @@
+import type Database from 'better-sqlite3';
+import type { Db } from './connection.js';
+
+/** The text columns of articles_fts, already segmented (src/search/segment.ts). */
+export interface FtsDocument {
+  title: string;
+  excerpt: string;
+  body: string;
+  sectionName: string;
+  author: string;
+}
+
+// bm25 column weights, in the column order of the articles_fts table: a match in the title
+// counts most, then the excerpt, the section name and the author, then the body.
+const WEIGHTS = '10.0, 4.0, 1.0, 2.0, 2.0';
+
+interface Statements {
+  matches: Database.Statement<[string], [number, number]>;
+  remove: Database.Statement<[number]>;
+  insert: Database.Statement<[number, string, string, string, string, string]>;
+}
+const statements = new WeakMap<Database.Database, Statements>();
+
+function prepared(db: Db): Statements {
+  let s = statements.get(db.$client);
+  if (!s) {
+    const sqlite = db.$client;
+    s = {
+      matches: sqlite
+        .prepare<[string], [number, number]>(
+          `SELECT rowid, bm25(articles_fts, ${WEIGHTS}) FROM articles_fts WHERE articles_fts MATCH ?`,
+        )
+        .raw(),
+      remove: sqlite.prepare('DELETE FROM articles_fts WHERE rowid = ?'),
+      insert: sqlite.prepare(
+        'INSERT INTO articles_fts (rowid, title, excerpt, body, section_name, author) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+    };
+    statements.set(db.$client, s);
+  }
+  return s;
+}
+
+/**
+ * Every article matching an FTS5 expression, in any locale and state, as `[id, score]`; a
+ * lower score is a better match. Filtering and ordering are the caller's: the FTS index alone
+ * is fast, while joining it to articles and sections costs more than the search itself.
+ */
+export function ftsMatches(db: Db, match: string): IterableIterator<[number, number]> {
+  return prepared(db).matches.iterate(match);
+}
+
+/**
+ * Writes the index entry of one article (inside the caller's write transaction), replacing
+ * the previous one unless the article is new: deleting from a contentless index is not free.
+ */
+export function writeFtsDocument(db: Db, id: number, doc: FtsDocument, replace = true): void {
+  const s = prepared(db);
+  if (replace) s.remove.run(id);
+  s.insert.run(id, doc.title, doc.excerpt, doc.body, doc.sectionName, doc.author);
+}
+
+export function deleteFtsDocument(db: Db, id: number): void {
+  prepared(db).remove.run(id);
+}

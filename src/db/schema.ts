@@ -1,0 +1,113 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/*
+ * The one schema of the service. The worker writes sections, articles, snapshot_state and
+ * sync_runs; the editors' CLI writes api_keys; the API only reads. Timestamps are TEXT in the
+ * API's own format, `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds), so they sort and compare as
+ * strings and read well in the sqlite3 shell.
+ *
+ * The full-text index `articles_fts` is an FTS5 virtual table created by a hand-written
+ * migration (drizzle does not model virtual tables); see src/search/sqlite-fts.ts.
+ */
+
+export const sections = sqliteTable(
+  'sections',
+  {
+    locale: text('locale').notNull(),
+    slug: text('slug').notNull(),
+    cmsId: text('cms_id').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    active: integer('active', { mode: 'boolean' }).notNull(),
+    position: integer('position').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.locale, t.slug] })],
+);
+
+export const articles = sqliteTable(
+  'articles',
+  {
+    // Local row id: stable while the CMS record lives, so the search indexes can refer to it.
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    locale: text('locale').notNull(),
+    cmsId: text('cms_id').notNull(),
+    slug: text('slug').notNull(),
+    status: text('status').notNull(),
+    title: text('title').notNull(),
+    excerpt: text('excerpt').notNull(),
+    body: text('body').notNull(),
+    sectionSlug: text('section_slug'),
+    author: text('author').notNull(),
+    imageUrl: text('image_url'),
+    imageAlt: text('image_alt'),
+    imageCredit: text('image_credit'),
+    imageCreditUrl: text('image_credit_url'),
+    imageSourceUrl: text('image_source_url'),
+    publishedAt: text('published_at'),
+    updatedAt: text('updated_at').notNull(),
+    url: text('url').notNull(),
+    // Hash of everything above as the CMS sent it: an unchanged record is not rewritten.
+    contentHash: text('content_hash').notNull(),
+  },
+  (t) => [
+    uniqueIndex('articles_locale_cms_id').on(t.locale, t.cmsId),
+    uniqueIndex('articles_locale_slug').on(t.locale, t.slug),
+    // Serves the partner ordering: newest first, ties by slug.
+    index('articles_locale_published').on(t.locale, sql`${t.publishedAt} DESC`, t.slug),
+  ],
+);
+
+export const apiKeys = sqliteTable('api_keys', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  partner: text('partner').notNull(),
+  // The readable start of the key (e.g. `lsk_AbCd`), so editors can tell keys apart.
+  prefix: text('prefix').notNull(),
+  // SHA-256 of the whole key, hex. The key itself is never stored.
+  hash: text('hash').notNull().unique(),
+  createdAt: text('created_at').notNull(),
+  revokedAt: text('revoked_at'),
+});
+
+/** One row per locale: when it was last synced and when its content last changed. */
+export const snapshotState = sqliteTable('snapshot_state', {
+  locale: text('locale').primaryKey(),
+  syncedAt: text('synced_at').notNull(),
+  changedAt: text('changed_at').notNull(),
+  // Incremented on every commit that changes this locale's content; readers cache by it.
+  version: integer('version').notNull(),
+});
+
+export const syncRuns = sqliteTable(
+  'sync_runs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    kind: text('kind').notNull(),
+    status: text('status').notNull(),
+    startedAt: text('started_at').notNull(),
+    finishedAt: text('finished_at'),
+    fetched: integer('fetched').notNull().default(0),
+    upserted: integer('upserted').notNull().default(0),
+    removed: integer('removed').notNull().default(0),
+    rejected: integer('rejected').notNull().default(0),
+    error: text('error'),
+    // Who ran it, so a run left `running` by a killed process can be told from a live one.
+    pid: integer('pid').notNull(),
+    host: text('host').notNull(),
+  },
+  (t) => [index('sync_runs_started').on(t.startedAt)],
+);
+
+/** Small facts the worker keeps between runs, e.g. that a search index needs a rebuild. */
+export const workerState = sqliteTable('worker_state', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+export type SectionRow = typeof sections.$inferSelect;
+export type ArticleRow = typeof articles.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type SnapshotStateRow = typeof snapshotState.$inferSelect;
+export type SyncRunRow = typeof syncRuns.$inferSelect;

@@ -1,0 +1,75 @@
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { writeTransaction, type Db } from './connection.js';
+import { syncRuns, workerState, type SyncRunRow } from './schema.js';
+
+export type SyncRunCounts = Pick<SyncRunRow, 'fetched' | 'upserted' | 'removed' | 'rejected'>;
+
+export function startRun(db: Db, run: { kind: string; startedAt: string; pid: number; host: string }): number {
+  return writeTransaction(db, () =>
+    db.insert(syncRuns).values({ ...run, status: 'running' }).returning({ id: syncRuns.id }).get().id,
+  );
+}
+
+export function finishRun(
+  db: Db,
+  id: number,
+  result: SyncRunCounts & { status: 'succeeded' | 'failed'; finishedAt: string; error: string | null },
+): void {
+  writeTransaction(db, () => db.update(syncRuns).set(result).where(eq(syncRuns.id, id)).run());
+}
+
+/**
+ * Runs left `running` by a process of this host that no longer exists (killed, crashed) are
+ * marked failed, so --status and /health tell the truth.
+ */
+export function closeAbandonedRuns(db: Db, host: string, isAlive: (pid: number) => boolean, nowIso: string): number {
+  return writeTransaction(db, () => {
+    const stale = db
+      .select({ id: syncRuns.id, pid: syncRuns.pid })
+      .from(syncRuns)
+      .where(and(eq(syncRuns.status, 'running'), eq(syncRuns.host, host)))
+      .all()
+      .filter((r) => !isAlive(r.pid));
+    for (const r of stale) {
+      db.update(syncRuns)
+        .set({ status: 'failed', finishedAt: nowIso, error: 'interrupted: the worker stopped before the run finished' })
+        .where(eq(syncRuns.id, r.id))
+        .run();
+    }
+    return stale.length;
+  });
+}
+
+export function lastSuccessfulRun(db: Db): SyncRunRow | undefined {
+  return db.select().from(syncRuns).where(eq(syncRuns.status, 'succeeded')).orderBy(desc(syncRuns.id)).limit(1).get();
+}
+
+/** The last successful run that read the CMS (a reindex does not). */
+export function lastSuccessfulCmsRun(db: Db): SyncRunRow | undefined {
+  return db
+    .select()
+    .from(syncRuns)
+    .where(and(eq(syncRuns.status, 'succeeded'), sql`${syncRuns.kind} IN ('full', 'incremental')`))
+    .orderBy(desc(syncRuns.id))
+    .limit(1)
+    .get();
+}
+
+export function recentRuns(db: Db, limit: number): SyncRunRow[] {
+  return db.select().from(syncRuns).orderBy(desc(syncRuns.id)).limit(limit).all();
+}
+
+export function getWorkerState(db: Db, key: string): string | undefined {
+  return db.select({ value: workerState.value }).from(workerState).where(eq(workerState.key, key)).get()?.value;
+}
+
+export function setWorkerState(db: Db, key: string, value: string | undefined, nowIso: string): void {
+  writeTransaction(db, () => {
+    if (value === undefined) db.delete(workerState).where(eq(workerState.key, key)).run();
+    else
+      db.insert(workerState)
+        .values({ key, value, updatedAt: nowIso })
+        .onConflictDoUpdate({ target: workerState.key, set: { value, updatedAt: nowIso } })
+        .run();
+  });
+}

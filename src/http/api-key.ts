@@ -1,0 +1,22 @@
+import type { RequestHandler, Response } from 'express';
+import type { SnapshotStore, StoreSession } from '../db/snapshot-store.js';
+import type { KeyVerifier } from '../keys/verifier.js';
+
+/**
+ * Checks the partner's key before anything else about the request. The key is read from the
+ * X-API-Key header only. The store is opened first: if it cannot answer, the request gets a
+ * 503, never a 401, so no partner is refused because of our own failure.
+ */
+export function requireApiKey(store: SnapshotStore, keys: KeyVerifier): RequestHandler {
+  return (req, res, next) => {
+    const session = store.session();
+    res.locals.keyId = keys.verify(req.headers['x-api-key'] as string | undefined, session);
+    res.locals.session = session;
+    next();
+  };
+}
+
+/** The store session opened for this request by requireApiKey. */
+export function sessionOf(res: Response): StoreSession {
+  return res.locals.session as StoreSession;
+}

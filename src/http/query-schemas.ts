@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { LOCALES } from '../locale.js';
+
+/*
+ * The query parameters of each endpoint, as zod schemas: the routes parse requests with them
+ * and src/http/openapi.ts documents them from the same objects, so the two cannot drift.
+ * Each message is the sentence a partner's developer reads in the 400 response.
+ */
+
+/** A whole number written as plain digits (no sign, no decimal point, no exponent). */
+function digits(name: string, min: number, max: number, rule: string) {
+  const message = `${name} must be ${rule}, written as plain digits.`;
+  return z
+    .string()
+    .regex(/^[0-9]+$/, { error: message })
+    .transform(Number)
+    // int() has its own range check (safe integers): it needs the same message as min/max.
+    .pipe(z.number().int({ error: message }).min(min, { error: message }).max(max, { error: message }));
+}
+
+const locale = z
+  .enum(LOCALES, { error: 'locale must be "en" or "zh".' })
+  .default('en')
+  .meta({ description: 'Language of the content: `en` or `zh`.' });
+
+const page = digits('page', 1, Number.MAX_SAFE_INTEGER, 'a whole number from 1')
+  .default(1)
+  .meta({ description: '1-based page number. A page past the last one returns an empty `data` array.' });
+
+const limit = digits('limit', 1, 50, 'a whole number from 1 to 50')
+  .default(20)
+  .meta({ description: 'Items per page, 1 to 50.' });
+
+const section = z.string().optional().meta({
+  description: 'A section slug (see /api/v1/categories). An unknown or inactive section gives an empty list.',
+});
+
+const MAX_Q = 200;
+const q = z
+  .string({ error: 'q is required: give a search term of 2 to 200 characters.' })
+  .trim()
+  .refine((s) => [...s].length >= 2, { error: 'q must be at least 2 characters long (after trimming spaces).' })
+  .refine((s) => [...s].length <= MAX_Q, { error: `q must be at most ${MAX_Q} characters long.` })
+  .meta({
+    description: 'Search term, 2 to 200 characters (Unicode code points, so `激光` counts 2), trimmed.',
+  });
+
+export const listQuery = z.object({ locale, page, limit, section });
+export const detailQuery = z.object({ locale });
+export const categoriesQuery = z.object({ locale });
+export const searchQuery = z.object({ locale, q, page, limit, section });
+
+export type ListQuery = z.output<typeof listQuery>;
+export type SearchQueryParams = z.output<typeof searchQuery>;

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import fresh from 'fresh';
+import { Lru } from '../lru.js';
+
+/** A serialized success response, ready to send any number of times. */
+export interface Representation {
+  body: Buffer;
+  etag: string;
+}
+
+export function represent(value: unknown): Representation {
+  const body = Buffer.from(JSON.stringify(value), 'utf8');
+  // A strong validator: the hash of the exact bytes, identical in every API process.
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+  return { body, etag };
+}
+
+/**
+ * Serialized responses keyed by request and content tag, bounded in bytes. The content tag
+ * changes with each sync and each scheduled publication, so an entry is never stale; a
+ * repeated request costs a map lookup instead of queries and serialization.
+ */
+export class ResponseCache {
+  private readonly lru: Lru<Representation>;
+
+  constructor(maxBytes: number) {
+    this.lru = new Lru(maxBytes);
+  }
+
+  get(key: string): Representation | undefined {
+    return this.lru.get(key);
+  }
+
+  remember(key: string, make: () => Representation): Representation {
+    const cached = this.lru.get(key);
+    if (cached) return cached;
+    const made = make();
+    this.lru.set(key, made, made.body.length + key.length + 64);
+    return made;
+  }
+
+  async rememberAsync(key: string, make: () => Promise<Representation>): Promise<Representation> {
+    const cached = this.lru.get(key);
+    if (cached) return cached;
+    const made = await make();
+    this.lru.set(key, made, made.body.length + key.length + 64);
+    return made;
+  }
+}
+
+/**
+ * Sends a cacheable success: partners must cache for five minutes, and validators let them
+ * revalidate cheaply. Answers 304 when the partner's copy is current.
+ */
+export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: Representation, lastModifiedMs: number): void {
+  res.setHeader('Cache-Control', 'public, max-age=300');
+  res.setHeader('Vary', 'X-API-Key');
+  res.setHeader('ETag', rep.etag);
+  res.setHeader('Last-Modified', new Date(Math.floor(lastModifiedMs / 1000) * 1000).toUTCString());
+  if (fresh(req.headers, { etag: rep.etag, 'last-modified': res.getHeader('Last-Modified') as string })) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', rep.body.length);
+  // Node leaves the body out of a HEAD response by itself; the headers stay those of GET.
+  res.end(rep.body);
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { LOCALES } from '../locale.js';
+
+/*
+ * The public shapes of every response. Serializers are typed by these, tests validate real
+ * responses against them, and the OpenAPI document is generated from them.
+ */
+
+const timestamp = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
+  .meta({ description: 'ISO 8601 in UTC with whole seconds, e.g. `2026-10-20T08:00:00Z`.' });
+
+export const imageSchema = z
+  .object({
+    url: z.string(),
+    alt: z.string(),
+    credit: z.string().meta({ description: 'Name of the photographer.' }),
+    credit_url: z.string().meta({ description: "Address of the photographer's profile." }),
+    source_url: z.string().meta({ description: "Address of the photo's page at the image provider." }),
+  })
+  .meta({ id: 'Image' });
+
+export const articleSchema = z
+  .object({
+    slug: z.string(),
+    locale: z.enum(LOCALES),
+    title: z.string(),
+    excerpt: z.string(),
+    section: z.object({ slug: z.string(), name: z.string() }),
+    author: z.string().meta({ description: 'Display name; `""` when the article has no author.' }),
+    image: imageSchema.nullable().meta({ description: '`null` when the article has no image.' }),
+    published_at: timestamp,
+    updated_at: timestamp,
+    url: z.string().meta({ description: 'Public address of the article: link back to it.' }),
+  })
+  .meta({ id: 'Article' });
+
+export const articleDetailSchema = articleSchema
+  .extend({ body: z.string().meta({ description: 'The article body in Markdown.' }) })
+  .meta({ id: 'ArticleDetail' });
+
+export const sectionSchema = z
+  .object({
+    slug: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    article_count: z.number().int().meta({ description: 'Articles exposed in this section and locale.' }),
+  })
+  .meta({ id: 'Section' });
+
+const pageMeta = {
+  page: z.number().int(),
+  limit: z.number().int(),
+  total: z.number().int(),
+  pages: z.number().int().meta({ description: '`ceil(total / limit)`, 0 when total is 0.' }),
+  locale: z.enum(LOCALES),
+};
+
+export const articleListSchema = z
+  .object({ data: z.array(articleSchema), meta: z.object(pageMeta) })
+  .meta({ id: 'ArticleList' });
+
+export const searchResultsSchema = z
+  .object({ data: z.array(articleSchema), meta: z.object({ ...pageMeta, q: z.string() }) })
+  .meta({ id: 'SearchResults' });
+
+export const articleResponseSchema = z.object({ data: articleDetailSchema }).meta({ id: 'ArticleResponse' });
+
+export const sectionListSchema = z
+  .object({ data: z.array(sectionSchema), meta: z.object({ total: z.number().int(), locale: z.enum(LOCALES) }) })
+  .meta({ id: 'SectionList' });
+
+export const errorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().meta({
+        description:
+          'invalid_parameter, missing_api_key, invalid_api_key, revoked_api_key, not_found, method_not_allowed or service_unavailable.',
+      }),
+      message: z.string().meta({ description: 'One English sentence saying what to do.' }),
+      param: z.string().optional().meta({ description: 'On invalid_parameter: the parameter at fault.' }),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export const healthSchema = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    snapshot: z.object({
+      locales: z.record(
+        z.string(),
+        z.object({ synced_at: timestamp, age_seconds: z.number().int(), changed_at: timestamp }),
+      ),
+      last_sync: z
+        .object({ kind: z.string(), finished_at: timestamp, age_seconds: z.number().int() })
+        .nullable(),
+    }).optional(),
+    search: z.object({ engine: z.string(), status: z.enum(['ok', 'unavailable']), detail: z.string().optional() }),
+    error: errorSchema.shape.error.optional(),
+  })
+  .meta({ id: 'Health' });
+
+export type Article = z.infer<typeof articleSchema>;
+export type ArticleDetail = z.infer<typeof articleDetailSchema>;
+export type Section = z.infer<typeof sectionSchema>;
+export type Health = z.infer<typeof healthSchema>;

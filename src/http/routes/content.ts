@@ -1,0 +1,89 @@
+import { Router } from 'express';
+import { getArticle, listArticles, listSections } from '../../content/articles.js';
+import type { Catalog } from '../../content/catalog.js';
+import { searchArticles } from '../../content/search.js';
+import type { SnapshotStore } from '../../db/snapshot-store.js';
+import { NotFoundError } from '../../errors.js';
+import type { SearchEngine } from '../../search/engine.js';
+import type { Clock } from '../../time.js';
+import { sessionOf } from '../api-key.js';
+import { parseQuery } from '../parse-query.js';
+import { resolveCategories, resolveDetail, resolveList } from '../cacheable.js';
+import { searchQuery } from '../query-schemas.js';
+import { represent, sendRepresentation, type Representation, type ResponseCache } from '../representation.js';
+import { pageMeta, toArticle, toArticleDetail, toSection } from '../serializers.js';
+
+export interface ContentDeps {
+  store: SnapshotStore;
+  catalog: Catalog;
+  engine: SearchEngine;
+  cache: ResponseCache;
+  clock: Clock;
+}
+
+/**
+ * The four partner endpoints. Each parses its query with its schema, takes the locale's view
+ * of the snapshot, and answers from the response cache, keyed by the request and the view's
+ * content tag, so repeated pages cost no query at all.
+ */
+export function contentRoutes({ store, catalog, engine, cache, clock }: ContentDeps): Router {
+  const router = Router();
+
+  router.get('/api/v1/articles', (req, res) => {
+    const session = sessionOf(res);
+    const now = clock();
+    const { q, view, key } = resolveList(req, session, catalog, now);
+    const rep = cache.remember(key, () => {
+      const result = listArticles(session, view, { section: q.section, page: q.page, limit: q.limit, now });
+      return represent({ data: result.articles.map(toArticle), meta: pageMeta(result, q.page, q.limit, q.locale) });
+    });
+    sendRepresentation(req, res, rep, view.lastModified(now));
+  });
+
+  router.get('/api/v1/articles/:slug', (req, res) => {
+    const slug = req.params.slug as string;
+    const session = sessionOf(res);
+    const now = clock();
+    const { q, view, key } = resolveDetail(req, slug, session, catalog, now);
+    const rep = cache.remember(key, () => {
+      const row = getArticle(session, q.locale, slug, now);
+      if (!row) throw new NotFoundError(`No published article has the slug "${slug}" in locale ${q.locale}.`);
+      return represent({ data: toArticleDetail(row) });
+    });
+    sendRepresentation(req, res, rep, view.lastModified(now));
+  });
+
+  router.get('/api/v1/categories', (req, res) => {
+    const now = clock();
+    const { q, view, key } = resolveCategories(req, sessionOf(res), catalog, now);
+    const rep = cache.remember(key, () => {
+      const sections = listSections(view, now);
+      return represent({ data: sections.map(toSection), meta: { total: sections.length, locale: q.locale } });
+    });
+    sendRepresentation(req, res, rep, view.lastModified(now));
+  });
+
+  router.get('/api/v1/search', async (req, res) => {
+    const q = parseQuery(req, searchQuery);
+    const now = clock();
+    const view = catalog.view(sessionOf(res), q.locale);
+    const make = async (): Promise<Representation> => {
+      const result = await searchArticles(store, view, engine, { ...q, now });
+      return represent({
+        data: result.articles.map(toArticle),
+        meta: { ...pageMeta(result, q.page, q.limit, q.locale), q: q.q },
+      });
+    };
+    // An external engine can change without the snapshot changing: only the embedded one's
+    // results may be cached by the snapshot's content tag.
+    const rep = engine.followsSnapshot
+      ? await cache.rememberAsync(
+          `search|${q.locale}|${q.page}|${q.limit}|${view.contentTag(now)}|${JSON.stringify([q.section ?? null, q.q])}`,
+          make,
+        )
+      : await make();
+    sendRepresentation(req, res, rep, view.lastModified(now));
+  });
+
+  return router;
+}

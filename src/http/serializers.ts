@@ -1,0 +1,51 @@
+import type { ArticlePage, SectionSummary } from '../content/articles.js';
+import type { ArticleWithSection } from '../db/content.js';
+import type { Locale } from '../locale.js';
+import type { Article, ArticleDetail, Section } from './response-schemas.js';
+
+/*
+ * The public contract: each function picks the partner-facing fields one by one, so no
+ * internal column (ids, status, hashes) can ever leak into a response.
+ */
+
+export function toArticle(row: ArticleWithSection): Article {
+  return {
+    slug: row.slug,
+    locale: row.locale,
+    title: row.title,
+    excerpt: row.excerpt,
+    section: { slug: row.section_slug, name: row.section_name },
+    author: row.author,
+    image:
+      row.image_url === null
+        ? null
+        : {
+            url: row.image_url,
+            alt: row.image_alt ?? '',
+            credit: row.image_credit ?? '',
+            credit_url: row.image_credit_url ?? '',
+            source_url: row.image_source_url ?? '',
+          },
+    published_at: row.published_at,
+    updated_at: row.updated_at,
+    url: row.url,
+  };
+}
+
+export function toArticleDetail(row: ArticleWithSection): ArticleDetail {
+  return { ...toArticle(row), body: row.body };
+}
+
+export function toSection(s: SectionSummary): Section {
+  return { slug: s.slug, name: s.name, description: s.description, article_count: s.articleCount };
+}
+
+export function pageMeta(result: ArticlePage, page: number, limit: number, locale: Locale) {
+  return {
+    page,
+    limit,
+    total: result.total,
+    pages: Math.ceil(result.total / limit),
+    locale,
+  };
+}

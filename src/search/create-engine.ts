@@ -1,0 +1,26 @@
+import type { SearchConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { SearchEngine } from './engine.js';
+import type { SearchIndexer } from './indexer.js';
+import { createMeiliClient } from './meilisearch/client.js';
+import { MeilisearchEngine } from './meilisearch/engine.js';
+import { MeilisearchIndexer } from './meilisearch/indexer.js';
+import { loadMeiliIndexConfig } from './meilisearch/settings.js';
+import { SqliteFtsEngine } from './sqlite-fts.js';
+
+/** The search engine the API uses, as configured. */
+export function createSearchEngine(config: SearchConfig, logger: Logger): SearchEngine {
+  if (!config.meilisearch) return new SqliteFtsEngine();
+  const { host, apiKey, timeoutMs, indexPrefix } = config.meilisearch;
+  return new MeilisearchEngine(createMeiliClient({ host, apiKey, timeoutMs }), indexPrefix, loadMeiliIndexConfig(), logger);
+}
+
+/**
+ * The external index the worker keeps in step with the snapshot, if any. The embedded FTS
+ * index needs none: it is written in the snapshot's own transactions.
+ */
+export function createSearchIndexer(config: SearchConfig, logger: Logger): SearchIndexer | undefined {
+  if (!config.meilisearch) return undefined;
+  const { host, apiKey, timeoutMs, indexPrefix } = config.meilisearch;
+  return new MeilisearchIndexer(createMeiliClient({ host, apiKey, timeoutMs }), indexPrefix, loadMeiliIndexConfig(), logger);
+}

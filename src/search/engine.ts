@@ -1,0 +1,56 @@
+import type { StoreSession } from '../db/snapshot-store.js';
+import type { Locale } from '../locale.js';
+
+/** Where the snapshot exposes articles right now: what the embedded engine filters and orders by. */
+export interface ExposureIndex {
+  /**
+   * The article's rank in partner order (newest first, ties by slug) when it is exposed now
+   * and in the section asked for; -1 otherwise.
+   */
+  rank(id: number): number;
+}
+
+export interface SearchQuery {
+  locale: Locale;
+  /** Trimmed, 2 to 200 code points. */
+  q: string;
+  /** The section asked for, if any (unknown or inactive ones match nothing). */
+  section: string | undefined;
+  /** Slugs of the locale's active sections: nothing outside them may be returned. */
+  activeSections: readonly string[];
+  exposure: ExposureIndex;
+  page: number;
+  limit: number;
+  now: number;
+  /** Changes whenever the exposed content of the locale may have changed; a cache key. */
+  contentTag: string;
+}
+
+/** Article ids (articles.id) of one page, most relevant first, and the total number of hits. */
+export interface SearchPage {
+  ids: number[];
+  total: number;
+}
+
+export interface EngineHealth {
+  engine: SearchEngineName;
+  status: 'ok' | 'unavailable';
+  /** For the operator; never secret. */
+  detail?: string;
+}
+
+export type SearchEngineName = 'sqlite' | 'meilisearch';
+
+/**
+ * A full-text search engine. Engines return ids only; the rows come from the SQLite snapshot
+ * (src/content/search.ts), so search and list never disagree and nothing unexposed leaks.
+ * A failure of the engine itself is thrown as ServiceUnavailableError (503 on search only).
+ */
+export interface SearchEngine {
+  readonly name: SearchEngineName;
+  /** True when results depend on the snapshot alone, so responses can be cached by its version. */
+  readonly followsSnapshot: boolean;
+  search(session: StoreSession, query: SearchQuery): Promise<SearchPage>;
+  health(): Promise<EngineHealth>;
+  close(): Promise<void>;
+}

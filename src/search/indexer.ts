@@ -1,0 +1,21 @@
+import type { Db } from '../db/connection.js';
+import type { Locale } from '../locale.js';
+
+/** What changed in one locale of the snapshot, by article row id. */
+export interface LocaleChanges {
+  upsertedIds: number[];
+  removedIds: number[];
+}
+
+/**
+ * An external search index that follows the snapshot (Meilisearch). The worker calls it after
+ * each commit; the embedded FTS index needs none, it is written in the same transaction.
+ * Errors are thrown with a one-line message for the operator.
+ */
+export interface SearchIndexer {
+  readonly name: string;
+  /** Pushes one sync's changes to the live indexes. */
+  update(db: Db, changes: Map<Locale, LocaleChanges>, signal?: AbortSignal): Promise<void>;
+  /** Builds every locale's index afresh from the snapshot and swaps it in atomically. */
+  rebuild(db: Db, signal?: AbortSignal): Promise<{ documents: number }>;
+}

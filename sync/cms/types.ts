@@ -1,0 +1,40 @@
+import type { Locale } from '../../src/locale.js';
+
+export type { ArticleRecord, ImageRecord, SectionRecord } from '../../src/db/records.js';
+import type { ArticleRecord, SectionRecord } from '../../src/db/records.js';
+
+/** A record the adapter could not accept; `cmsId` is null when even the id was unreadable. */
+export interface RejectedRecord {
+  cmsId: string | null;
+  reason: string;
+}
+
+export interface SectionList {
+  sections: SectionRecord[];
+  rejected: RejectedRecord[];
+}
+
+export interface ArticlePage {
+  articles: ArticleRecord[];
+  rejected: RejectedRecord[];
+  page: number;
+  perPage: number;
+  total: number;
+  pages: number;
+}
+
+export interface ArticlePageQuery {
+  locale: Locale;
+  page: number;
+  perPage: number;
+  /** Only articles whose status is `published` (a full sync). */
+  publishedOnly?: boolean;
+  /** Every article of any status changed at or after this instant (an incremental sync). */
+  updatedSince?: string;
+}
+
+/** What the worker needs from a CMS. Errors are thrown as CmsError. */
+export interface CmsAdapter {
+  listSections(locale: Locale, signal?: AbortSignal): Promise<SectionList>;
+  listArticles(query: ArticlePageQuery, signal?: AbortSignal): Promise<ArticlePage>;
+}

@@ -1,0 +1,59 @@
+import type { Logger } from '../src/logger.js';
+import type { SyncKind, SyncSummary } from './run-sync.js';
+
+type Requested = SyncKind | 'auto';
+
+/**
+ * Runs syncs one at a time. A tick that arrives while a run is going is skipped and logged,
+ * except a full reconcile arriving during an incremental run: that one waits for its turn,
+ * otherwise schedules that coincide (every 5 minutes and every hour) would starve it.
+ */
+export class SyncScheduler {
+  private current: Promise<void> | undefined;
+  private currentKind: Requested | undefined;
+  private fullPending = false;
+  private stopped = false;
+
+  constructor(
+    private readonly run: (kind: Requested) => Promise<SyncSummary>,
+    private readonly logger: Logger,
+  ) {}
+
+  request(kind: Requested): void {
+    if (this.stopped) return;
+    if (this.current) {
+      if (kind === 'full' && this.currentKind !== 'full' && !this.fullPending) {
+        this.fullPending = true;
+        this.logger.info({ running: this.currentKind }, 'full sync due: it will start when the current run ends');
+      } else {
+        this.logger.warn({ requested: kind, running: this.currentKind }, 'skipped a scheduled sync: the previous run is still going');
+      }
+      return;
+    }
+    this.currentKind = kind;
+    this.current = this.run(kind)
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        this.logger.error({ err: error }, 'sync crashed');
+      })
+      .finally(() => {
+        this.current = undefined;
+        this.currentKind = undefined;
+        if (this.fullPending) {
+          this.fullPending = false;
+          this.request('full');
+        }
+      });
+  }
+
+  get busy(): boolean {
+    return this.current !== undefined;
+  }
+
+  /** Stops taking requests and resolves when the run in progress, if any, has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.fullPending = false;
+    while (this.current) await this.current;
+  }
+}

@@ -1,0 +1,30 @@
+import type { SyncRunRow } from '../src/db/schema.js';
+
+/** `npm run sync -- --status`: the last runs, newest first, as a table for people. */
+export function formatRuns(runs: SyncRunRow[]): string[] {
+  if (runs.length === 0) return ['No sync has run yet. Start one with: npm run sync -- --once'];
+  const rows = [
+    ['ID', 'KIND', 'STATUS', 'STARTED', 'FINISHED', 'FETCHED', 'UPSERTED', 'REMOVED', 'REJECTED', 'ERROR'],
+    ...runs.map((r) => [
+      String(r.id), r.kind, r.status, r.startedAt, r.finishedAt ?? '-', String(r.fetched), String(r.upserted),
+      String(r.removed), String(r.rejected), r.error ?? '',
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+}
+
+export function runsAsJson(runs: SyncRunRow[]): unknown[] {
+  return runs.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    status: r.status,
+    started_at: r.startedAt,
+    finished_at: r.finishedAt,
+    fetched: r.fetched,
+    upserted: r.upserted,
+    removed: r.removed,
+    rejected: r.rejected,
+    error: r.error,
+  }));
+}

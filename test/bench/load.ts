@@ -1,0 +1,65 @@
+import { execFileSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import type { LoadJob, LoadResult } from './load-worker.js';
+
+export type { LoadResult } from './load-worker.js';
+
+/** Runs the built-in load generator in a worker thread. */
+export function load(job: Partial<LoadJob> & Pick<LoadJob, 'mode' | 'urls'>): Promise<LoadResult> {
+  const full: LoadJob = { headers: {}, connections: 32, rate: 100, durationMs: 5_000, warmupMs: 1_000, ...job };
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./load-worker.js', import.meta.url), { workerData: full });
+    worker.once('message', (result: LoadResult) => {
+      void worker.terminate();
+      resolve(result);
+    });
+    worker.once('error', reject);
+  });
+}
+
+let wrkPath: string | null | undefined;
+
+/** wrk, when installed (`apt-get install wrk`), measures throughput with less client overhead. */
+export function findWrk(): string | null {
+  if (wrkPath !== undefined) return wrkPath;
+  try {
+    wrkPath = execFileSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    wrkPath = null;
+  }
+  return wrkPath;
+}
+
+/** Closed-loop throughput of one URL: wrk if present, else the built-in generator. */
+export async function throughput(url: string, headers: Record<string, string>, seconds = 5): Promise<LoadResult & { tool: string }> {
+  const wrk = findWrk();
+  if (!wrk) {
+    return { ...(await load({ mode: 'closed', urls: [url], headers, durationMs: seconds * 1000 })), tool: 'built-in' };
+  }
+  // A short warm-up run, then the measured one.
+  const args = (d: number) => ['-t1', '-c32', `-d${d}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+  execFileSync(wrk, args(1), { encoding: 'utf8' });
+  const out = execFileSync(wrk, args(seconds), { encoding: 'utf8' });
+  const number = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
+  const ms = (re: RegExp) => {
+    const m = re.exec(out);
+    if (!m) return NaN;
+    const value = Number(m[1]);
+    return m[2] === 'us' ? value / 1000 : m[2] === 's' ? value * 1000 : value;
+  };
+  const rps = number(/Requests\/sec:\s+([\d.]+)/);
+  const requests = number(/(\d+) requests in/);
+  const errors = number(/Non-2xx or 3xx responses: (\d+)/) || 0;
+  return {
+    tool: 'wrk',
+    requests,
+    errors,
+    statuses: {},
+    seconds,
+    rps,
+    p50: ms(/50%\s+([\d.]+)(us|ms|s)/),
+    p90: ms(/90%\s+([\d.]+)(us|ms|s)/),
+    p99: ms(/99%\s+([\d.]+)(us|ms|s)/),
+    max: ms(/Latency\s+[\d.]+\w+\s+[\d.]+\w+\s+([\d.]+)(us|ms|s)/),
+  };
+}

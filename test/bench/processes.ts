@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { projectRoot } from '../../src/paths.js';
+
+export const dist = (path: string) => join(projectRoot(), 'dist', path);
+
+/** Starts a built script as a child process with a clean environment. */
+export function startNode(script: string, args: string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): ChildProcess {
+  return spawn(process.execPath, [dist(script), ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', stdout, 'pipe'],
+  });
+}
+
+export function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await exited(child);
+}
+
+/** The first stdout line of a child that parses as JSON with a `port`. */
+export function portFromStdout(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      try {
+        const port = (JSON.parse(line) as { port?: number }).port;
+        if (port) resolve(port);
+      } catch {
+        // not JSON
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`process exited (${code}) before listening`)));
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Resident memory of a process, in MB: current and peak (VmHWM). */
+export function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+/** Polls a child's peak memory until it exits; returns the last reading. */
+export function watchPeakMemory(child: ChildProcess): () => number {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, memoryOf(child.pid!).peakMb);
+    } catch {
+      // the process is gone
+    }
+  }, 50);
+  child.once('exit', () => clearInterval(timer));
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
+}
+
+export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

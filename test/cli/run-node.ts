@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The built entry points; `npm test` runs tsc first, so they match the sources. */
+export const CLI_PATH = fileURLToPath(new URL('../../dist/src/cli/keys.js', import.meta.url));
+export const SERVER_PATH = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url));
+export const CONNECTION_MODULE_PATH = fileURLToPath(new URL('../../dist/src/db/connection.js', import.meta.url));
+
+export interface RunResult {
+  /** null when the process was killed (see `timedOut`). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** When the process ended (epoch ms). */
+  endedAt: number;
+}
+
+/**
+ * Runs `node <args>` as a real child process with exactly the given environment (plus PATH),
+ * and kills it after `timeoutMs` so a hanging program fails its test instead of the suite.
+ */
+export function runNode(
+  args: string[],
+  env: Record<string, string>,
+  options: { timeoutMs?: number; cwd?: string } = {},
+): Promise<RunResult> {
+  const script = args.find((a) => a.endsWith('.js'));
+  if (script && !existsSync(script)) {
+    throw new Error(`${script} is missing: build first with npx tsc -p tsconfig.json`);
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      cwd: options.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, options.timeoutMs ?? 15_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut, endedAt: Date.now() });
+    });
+  });
+}
+
+/** Runs the keys CLI against the database at `databasePath`. */
+export function runCli(
+  args: string[],
+  databasePath: string,
+  extraEnv: Record<string, string> = {},
+  options: { timeoutMs?: number } = {},
+): Promise<RunResult> {
+  return runNode([CLI_PATH, ...args], { DATABASE_PATH: databasePath, ...extraEnv }, options);
+}
+
+/** The lines of a process's output, without the final newline. */
+export function lines(output: string): string[] {
+  return output.replace(/\n$/, '').split('\n');
+}

@@ -1,0 +1,22 @@
+import { describe } from 'vitest';
+import { meiliEngineSetup } from '../support/meili-fixture.js';
+import { searchContract } from './engine-contract.js';
+
+/*
+ * The search contract against a real Meilisearch, which cannot be installed where the rest of
+ * the suite runs. Indexes are created under a random `test_contract_*` prefix and deleted
+ * afterwards, so a shared server is safe to use.
+ */
+const host = process.env.MEILI_HOST?.trim() || undefined;
+const apiKey = process.env.MEILI_API_KEY || undefined;
+
+if (!host) {
+  console.warn(
+    'Skipping the search contract against a real Meilisearch: MEILI_HOST is not set. ' +
+      'Run it with: MEILI_HOST=http://127.0.0.1:7700 MEILI_API_KEY=... npm run test:meilisearch',
+  );
+}
+
+describe.skipIf(!host)('real Meilisearch (MEILI_HOST)', () => {
+  searchContract(`meilisearch (real server at ${host ?? 'MEILI_HOST'})`, () => meiliEngineSetup({ host: host!, apiKey }, { label: 'contract' }));
+});

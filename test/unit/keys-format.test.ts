@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openReader, openWriter, type Db } from '../../src/db/connection.js';
+import { SnapshotStore } from '../../src/db/snapshot-store.js';
+import type { StoreSession } from '../../src/db/snapshot-store.js';
+import { ApiKeyError } from '../../src/errors.js';
+import { displayPrefix, generateKey, hashKey, isWellFormedKey, KEY_PREFIX, sameHash } from '../../src/keys/format.js';
+import { createKey, revokeKey } from '../../src/keys/manage.js';
+import { KeyVerifier } from '../../src/keys/verifier.js';
+import { memoryLogger } from '../support/api.js';
+import { tempDir } from '../support/snapshot-fixture.js';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const WELL_FORMED = /^lsk_[0-9A-Za-z]{32}$/;
+
+describe('generateKey', () => {
+  const keys = Array.from({ length: 20_000 }, () => generateKey());
+
+  it('makes lsk_ followed by 32 base62 characters', () => {
+    expect(KEY_PREFIX).toBe('lsk_');
+    for (const key of keys) expect(key).toMatch(WELL_FORMED);
+  });
+
+  it('never repeats a key over 20,000 keys', () => {
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('uses every base62 character about equally often (no modulo bias)', () => {
+    const counts = new Map<string, number>([...ALPHABET].map((c) => [c, 0]));
+    for (const key of keys) {
+      for (const c of key.slice(KEY_PREFIX.length)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(62);
+    const expected = (keys.length * 32) / 62;
+    let chiSquare = 0;
+    for (const [c, count] of counts) {
+      expect(count, `character ${c}`).toBeGreaterThan(0);
+      // Within 10% of the mean: plain `byte % 62` would make 0-7 about 25% more frequent.
+      expect(Math.abs(count - expected) / expected, `character ${c}`).toBeLessThan(0.1);
+      chiSquare += (count - expected) ** 2 / expected;
+    }
+    // 61 degrees of freedom: a fair generator exceeds 130 with probability below 1e-6.
+    expect(chiSquare).toBeLessThan(130);
+  });
+
+  it('uses every character at every position (no fixed or skewed position)', () => {
+    for (let position = KEY_PREFIX.length; position < KEY_PREFIX.length + 32; position += 1) {
+      const seen = new Set(keys.map((k) => k[position]));
+      expect(seen.size, `position ${position}`).toBe(62);
+    }
+  });
+});
+
+describe('isWellFormedKey', () => {
+  it('accepts generated keys', () => {
+    for (let i = 0; i < 100; i += 1) expect(isWellFormedKey(generateKey())).toBe(true);
+    expect(isWellFormedKey(`lsk_${'aZ09'.repeat(8)}`)).toBe(true);
+  });
+
+  it.each([
+    ['an empty string', ''],
+    ['the prefix alone', 'lsk_'],
+    ['31 characters after the prefix', `lsk_${'a'.repeat(31)}`],
+    ['33 characters after the prefix', `lsk_${'a'.repeat(33)}`],
+    ['an upper-case prefix', `LSK_${'a'.repeat(32)}`],
+    ['another prefix', `sk_${'a'.repeat(33)}`],
+    ['no prefix', 'a'.repeat(36)],
+    ['a dash in the body', `lsk_${'a'.repeat(31)}-`],
+    ['an underscore in the body', `lsk_${'a'.repeat(31)}_`],
+    ['a space in the body', `lsk_${'a'.repeat(15)} ${'a'.repeat(16)}`],
+    ['surrounding whitespace', ` lsk_${'a'.repeat(32)} `],
+    ['a trailing newline', `lsk_${'a'.repeat(32)}\n`],
+    ['a non-ASCII look-alike letter', `lsk_${'a'.repeat(31)}а`],
+    ['a full-width digit', `lsk_${'a'.repeat(31)}１`],
+  ])('rejects %s', (_name, value) => {
+    expect(isWellFormedKey(value)).toBe(false);
+  });
+});
+
+describe('hashKey', () => {
+  it('is the SHA-256 of the key as lower-case hex', () => {
+    // The FIPS 180-2 test vector.
+    expect(hashKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    const key = generateKey();
+    expect(hashKey(key)).toBe(createHash('sha256').update(key, 'utf8').digest('hex'));
+    expect(hashKey(key)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('gives different keys different hashes and the same key the same hash', () => {
+    const key = generateKey();
+    expect(hashKey(key)).toBe(hashKey(key));
+    expect(hashKey(key)).not.toBe(hashKey(generateKey()));
+  });
+});
+
+describe('sameHash', () => {
+  const key = generateKey();
+  const a = hashKey(key);
+
+  it('is true for equal digests', () => {
+    expect(sameHash(a, hashKey(key))).toBe(true);
+    expect(sameHash(a, a.toUpperCase())).toBe(true);
+  });
+
+  it('is false for digests differing in one character', () => {
+    const last = a.at(-1) === '0' ? '1' : '0';
+    expect(sameHash(a, a.slice(0, -1) + last)).toBe(false);
+    const first = a[0] === '0' ? '1' : '0';
+    expect(sameHash(a, first + a.slice(1))).toBe(false);
+  });
+
+  it('is false, without throwing, for digests of different lengths', () => {
+    expect(sameHash(a, a.slice(0, 62))).toBe(false);
+    expect(sameHash(a.slice(0, 62), a)).toBe(false);
+    expect(sameHash(a, '')).toBe(false);
+  });
+});
+
+describe('displayPrefix', () => {
+  it('shows the lsk_ prefix and the first four characters of the key only', () => {
+    const key = generateKey();
+    expect(displayPrefix(key)).toBe(key.slice(0, 8));
+    expect(displayPrefix(key)).toMatch(/^lsk_[0-9A-Za-z]{4}$/);
+    expect(displayPrefix('lsk_ABCDefgh')).toBe('lsk_ABCD');
+  });
+});
+
+describe('KeyVerifier over a real database file', () => {
+  const dir = tempDir('key-verifier-test-');
+  const path = dir.path('keys.db');
+  const clock = () => Date.parse('2026-11-01T12:00:00Z');
+  let writer: Db;
+  let reader: Db;
+  let active: { id: number; key: string };
+  let revoked: { id: number; key: string };
+
+  beforeAll(() => {
+    writer = openWriter(path, { busyTimeoutMs: 5_000 });
+    active = createKey(writer, 'Acme Media', clock);
+    revoked = createKey(writer, 'Former Partner', clock);
+    revokeKey(writer, revoked.id, clock);
+    reader = openReader(path, { busyTimeoutMs: 5_000 });
+  });
+
+  afterAll(() => {
+    reader.$client.close();
+    writer.$client.close();
+    dir.cleanup();
+  });
+
+  const session = (generation: number): StoreSession => ({ db: reader, generation, connection: 1 });
+
+  function codeOf(fn: () => unknown): string {
+    try {
+      fn();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ApiKeyError);
+      expect((error as ApiKeyError).status).toBe(401);
+      return (error as ApiKeyError).code;
+    }
+    throw new Error('expected the verifier to refuse the key');
+  }
+
+  it('returns the id of an active key', () => {
+    expect(new KeyVerifier().verify(active.key, session(1))).toBe(active.id);
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['an empty header', ''],
+    ['a blank header', '   '],
+  ])('answers missing_api_key for %s', (_name, header) => {
+    expect(codeOf(() => new KeyVerifier().verify(header, session(1)))).toBe('missing_api_key');
+  });
+
+  it('answers invalid_api_key for a malformed key', () => {
+    const verifier = new KeyVerifier();
+    for (const header of ['abc', 'lsk_short', `${active.key}x`, active.key.slice(0, -1), `Bearer ${active.key}`]) {
+      expect(codeOf(() => verifier.verify(header, session(1))), header).toBe('invalid_api_key');
+    }
+  });
+
+  it('answers invalid_api_key for a well-formed key that was never issued', () => {
+    expect(codeOf(() => new KeyVerifier().verify(generateKey(), session(1)))).toBe('invalid_api_key');
+  });
+
+  it('answers revoked_api_key for a revoked key', () => {
+    expect(codeOf(() => new KeyVerifier().verify(revoked.key, session(1)))).toBe('revoked_api_key');
+  });
+
+  it('finds a key added after the first check once the session generation changes', () => {
+    const verifier = new KeyVerifier();
+    expect(verifier.verify(active.key, session(10))).toBe(active.id);
+    const added = createKey(writer, 'New Partner', clock);
+    // Same generation: the table is not read again (one map lookup per request)...
+    expect(codeOf(() => verifier.verify(added.key, session(10)))).toBe('invalid_api_key');
+    // ...a new generation reads it again.
+    expect(verifier.verify(added.key, session(11))).toBe(added.id);
+  });
+
+  it('refuses a key revoked meanwhile once the generation changes', () => {
+    const verifier = new KeyVerifier();
+    const doomed = createKey(writer, 'Doomed Partner', clock);
+    expect(verifier.verify(doomed.key, session(20))).toBe(doomed.id);
+    revokeKey(writer, doomed.id, clock);
+    expect(codeOf(() => verifier.verify(doomed.key, session(21)))).toBe('revoked_api_key');
+  });
+
+  it('with a SnapshotStore, sees a key committed by another connection on the next session', () => {
+    const store = new SnapshotStore(path, 5_000, memoryLogger().logger);
+    try {
+      const verifier = new KeyVerifier();
+      expect(verifier.verify(active.key, store.session())).toBe(active.id);
+      const added = createKey(writer, 'Late Partner', clock);
+      expect(verifier.verify(added.key, store.session())).toBe(added.id);
+      revokeKey(writer, added.id, clock);
+      expect(codeOf(() => verifier.verify(added.key, store.session()))).toBe('revoked_api_key');
+    } finally {
+      store.close();
+    }
+  });
+});
