@@ -77,6 +77,22 @@ export function openReader(path: string, options: OpenOptions): Db {
   return drizzle(sqlite, { schema });
 }
 
+/**
+ * Statements prepared once per connection (a statement belongs to the connection that
+ * prepared it): `const prepared = statementsFor((sqlite) => ({ ... }))`, then `prepared(db)`.
+ */
+export function statementsFor<T>(build: (sqlite: Database.Database) => T): (db: Db) => T {
+  const cache = new WeakMap<Database.Database, T>();
+  return (db) => {
+    let statements = cache.get(db.$client);
+    if (!statements) {
+      statements = build(db.$client);
+      cache.set(db.$client, statements);
+    }
+    return statements;
+  };
+}
+
 /** Runs `fn` in a write transaction that takes the write lock up front (BEGIN IMMEDIATE). */
 export function writeTransaction<T>(db: Db, fn: () => T): T {
   return db.$client.transaction(fn).immediate();

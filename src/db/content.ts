@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Locale } from '../locale.js';
-import type { Db } from './connection.js';
+import { statementsFor, type Db } from './connection.js';
 import type { SnapshotStateRow } from './schema.js';
 
 /*
@@ -52,39 +52,31 @@ interface Statements {
   bySlug: Database.Statement<[string, string, string], ArticleWithSection>;
 }
 
-const statements = new WeakMap<Database.Database, Statements>();
-
-function prepared(db: Db): Statements {
-  const sqlite = db.$client;
-  let s = statements.get(sqlite);
-  if (!s) {
-    s = {
-      states: sqlite.prepare(
-        `SELECT locale, synced_at AS syncedAt, changed_at AS changedAt, version FROM snapshot_state`,
-      ),
-      sections: sqlite.prepare(
-        `SELECT slug, name, description FROM sections WHERE locale = ? AND active = 1 ORDER BY position, slug`,
-      ),
-      ordering: sqlite
-        .prepare<[string], [number, string, string]>(
-          `SELECT a.id, a.published_at, a.section_slug FROM articles a ${EXPOSED_JOIN}
-           WHERE a.locale = ? AND ${EXPOSED_WHERE}
-           ORDER BY a.published_at DESC, a.slug ASC`,
-        )
-        .raw(),
-      byIds: sqlite.prepare(
-        `SELECT ${ARTICLE_COLUMNS} FROM articles a ${EXPOSED_JOIN}
-         WHERE a.id IN (SELECT value FROM json_each(?)) AND ${EXPOSED_WHERE} AND a.published_at <= ?`,
-      ),
-      bySlug: sqlite.prepare(
-        `SELECT ${ARTICLE_COLUMNS} FROM articles a ${EXPOSED_JOIN}
-         WHERE a.locale = ? AND a.slug = ? AND ${EXPOSED_WHERE} AND a.published_at <= ?`,
-      ),
-    };
-    statements.set(sqlite, s);
-  }
-  return s;
-}
+const prepared = statementsFor(
+  (sqlite): Statements => ({
+    states: sqlite.prepare(
+      `SELECT locale, synced_at AS syncedAt, changed_at AS changedAt, version FROM snapshot_state`,
+    ),
+    sections: sqlite.prepare(
+      `SELECT slug, name, description FROM sections WHERE locale = ? AND active = 1 ORDER BY position, slug`,
+    ),
+    ordering: sqlite
+      .prepare<[string], [number, string, string]>(
+        `SELECT a.id, a.published_at, a.section_slug FROM articles a ${EXPOSED_JOIN}
+         WHERE a.locale = ? AND ${EXPOSED_WHERE}
+         ORDER BY a.published_at DESC, a.slug ASC`,
+      )
+      .raw(),
+    byIds: sqlite.prepare(
+      `SELECT ${ARTICLE_COLUMNS} FROM articles a ${EXPOSED_JOIN}
+       WHERE a.id IN (SELECT value FROM json_each(?)) AND ${EXPOSED_WHERE} AND a.published_at <= ?`,
+    ),
+    bySlug: sqlite.prepare(
+      `SELECT ${ARTICLE_COLUMNS} FROM articles a ${EXPOSED_JOIN}
+       WHERE a.locale = ? AND a.slug = ? AND ${EXPOSED_WHERE} AND a.published_at <= ?`,
+    ),
+  }),
+);
 
 export function snapshotStates(db: Db): SnapshotStateRow[] {
   return prepared(db).states.all();

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Db } from './connection.js';
+import { statementsFor, type Db } from './connection.js';
 
 /** The text columns of articles_fts, already segmented (src/search/segment.ts). */
 export interface FtsDocument {
@@ -19,27 +19,19 @@ interface Statements {
   remove: Database.Statement<[number]>;
   insert: Database.Statement<[number, string, string, string, string, string]>;
 }
-const statements = new WeakMap<Database.Database, Statements>();
-
-function prepared(db: Db): Statements {
-  let s = statements.get(db.$client);
-  if (!s) {
-    const sqlite = db.$client;
-    s = {
-      matches: sqlite
-        .prepare<[string], [number, number]>(
-          `SELECT rowid, bm25(articles_fts, ${WEIGHTS}) FROM articles_fts WHERE articles_fts MATCH ?`,
-        )
-        .raw(),
-      remove: sqlite.prepare('DELETE FROM articles_fts WHERE rowid = ?'),
-      insert: sqlite.prepare(
-        'INSERT INTO articles_fts (rowid, title, excerpt, body, section_name, author) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-    };
-    statements.set(db.$client, s);
-  }
-  return s;
-}
+const prepared = statementsFor(
+  (sqlite): Statements => ({
+    matches: sqlite
+      .prepare<[string], [number, number]>(
+        `SELECT rowid, bm25(articles_fts, ${WEIGHTS}) FROM articles_fts WHERE articles_fts MATCH ?`,
+      )
+      .raw(),
+    remove: sqlite.prepare('DELETE FROM articles_fts WHERE rowid = ?'),
+    insert: sqlite.prepare(
+      'INSERT INTO articles_fts (rowid, title, excerpt, body, section_name, author) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+  }),
+);
 
 /**
  * Every article matching an FTS5 expression, in any locale and state, as `[id, score]`; a

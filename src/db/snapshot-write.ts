@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Locale } from '../locale.js';
-import type { Db } from './connection.js';
+import { statementsFor, type Db } from './connection.js';
 import type { ArticleRecord, SectionRecord } from './records.js';
 
 /*
@@ -22,53 +22,45 @@ interface Statements {
   upsertState: Database.Statement<[string, string, string, number]>;
   touchState: Database.Statement<[string, string]>;
 }
-const statements = new WeakMap<Database.Database, Statements>();
-
-function prepared(db: Db): Statements {
-  const sqlite = db.$client;
-  let s = statements.get(sqlite);
-  if (!s) {
-    s = {
-      sectionsOf: sqlite.prepare(`SELECT slug, cms_id, name, description, active, position, updated_at FROM sections WHERE locale = ?`),
-      upsertSection: sqlite.prepare(
-        `INSERT INTO sections (locale, slug, cms_id, name, description, active, position, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (locale, slug) DO UPDATE SET cms_id = excluded.cms_id, name = excluded.name,
-           description = excluded.description, active = excluded.active, position = excluded.position,
-           updated_at = excluded.updated_at`,
-      ),
-      deleteSection: sqlite.prepare(`DELETE FROM sections WHERE locale = ? AND slug = ?`),
-      hashOf: sqlite.prepare(`SELECT id, content_hash FROM articles WHERE locale = ? AND cms_id = ?`),
-      slugHolder: sqlite.prepare(`SELECT id FROM articles WHERE locale = ? AND slug = ? AND cms_id != ?`),
-      deleteById: sqlite.prepare(`DELETE FROM articles WHERE id = ?`),
-      upsertArticle: sqlite.prepare(
-        `INSERT INTO articles (locale, cms_id, slug, status, title, excerpt, body, section_slug, author,
-           image_url, image_alt, image_credit, image_credit_url, image_source_url,
-           published_at, updated_at, url, content_hash)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (locale, cms_id) DO UPDATE SET slug = excluded.slug, status = excluded.status,
-           title = excluded.title, excerpt = excluded.excerpt, body = excluded.body,
-           section_slug = excluded.section_slug, author = excluded.author, image_url = excluded.image_url,
-           image_alt = excluded.image_alt, image_credit = excluded.image_credit,
-           image_credit_url = excluded.image_credit_url, image_source_url = excluded.image_source_url,
-           published_at = excluded.published_at, updated_at = excluded.updated_at, url = excluded.url,
-           content_hash = excluded.content_hash
-         RETURNING id`,
-      ),
-      deleteByCmsId: sqlite.prepare(`DELETE FROM articles WHERE locale = ? AND cms_id = ? RETURNING id`),
-      idsInSection: sqlite.prepare(`SELECT id FROM articles WHERE locale = ? AND section_slug = ?`),
-      state: sqlite.prepare(`SELECT version FROM snapshot_state WHERE locale = ?`),
-      upsertState: sqlite.prepare(
-        `INSERT INTO snapshot_state (locale, synced_at, changed_at, version) VALUES (?, ?, ?, ?)
-         ON CONFLICT (locale) DO UPDATE SET synced_at = excluded.synced_at, changed_at = excluded.changed_at,
-           version = excluded.version`,
-      ),
-      touchState: sqlite.prepare(`UPDATE snapshot_state SET synced_at = ? WHERE locale = ?`),
-    };
-    statements.set(sqlite, s);
-  }
-  return s;
-}
+const prepared = statementsFor(
+  (sqlite): Statements => ({
+    sectionsOf: sqlite.prepare(`SELECT slug, cms_id, name, description, active, position, updated_at FROM sections WHERE locale = ?`),
+    upsertSection: sqlite.prepare(
+      `INSERT INTO sections (locale, slug, cms_id, name, description, active, position, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (locale, slug) DO UPDATE SET cms_id = excluded.cms_id, name = excluded.name,
+         description = excluded.description, active = excluded.active, position = excluded.position,
+         updated_at = excluded.updated_at`,
+    ),
+    deleteSection: sqlite.prepare(`DELETE FROM sections WHERE locale = ? AND slug = ?`),
+    hashOf: sqlite.prepare(`SELECT id, content_hash FROM articles WHERE locale = ? AND cms_id = ?`),
+    slugHolder: sqlite.prepare(`SELECT id FROM articles WHERE locale = ? AND slug = ? AND cms_id != ?`),
+    deleteById: sqlite.prepare(`DELETE FROM articles WHERE id = ?`),
+    upsertArticle: sqlite.prepare(
+      `INSERT INTO articles (locale, cms_id, slug, status, title, excerpt, body, section_slug, author,
+         image_url, image_alt, image_credit, image_credit_url, image_source_url,
+         published_at, updated_at, url, content_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (locale, cms_id) DO UPDATE SET slug = excluded.slug, status = excluded.status,
+         title = excluded.title, excerpt = excluded.excerpt, body = excluded.body,
+         section_slug = excluded.section_slug, author = excluded.author, image_url = excluded.image_url,
+         image_alt = excluded.image_alt, image_credit = excluded.image_credit,
+         image_credit_url = excluded.image_credit_url, image_source_url = excluded.image_source_url,
+         published_at = excluded.published_at, updated_at = excluded.updated_at, url = excluded.url,
+         content_hash = excluded.content_hash
+       RETURNING id`,
+    ),
+    deleteByCmsId: sqlite.prepare(`DELETE FROM articles WHERE locale = ? AND cms_id = ? RETURNING id`),
+    idsInSection: sqlite.prepare(`SELECT id FROM articles WHERE locale = ? AND section_slug = ?`),
+    state: sqlite.prepare(`SELECT version FROM snapshot_state WHERE locale = ?`),
+    upsertState: sqlite.prepare(
+      `INSERT INTO snapshot_state (locale, synced_at, changed_at, version) VALUES (?, ?, ?, ?)
+       ON CONFLICT (locale) DO UPDATE SET synced_at = excluded.synced_at, changed_at = excluded.changed_at,
+         version = excluded.version`,
+    ),
+    touchState: sqlite.prepare(`UPDATE snapshot_state SET synced_at = ? WHERE locale = ?`),
+  }),
+);
 
 export interface SectionChanges {
   changed: boolean;
