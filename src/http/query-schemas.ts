@@ -51,4 +51,3 @@ export const categoriesQuery = z.object({ locale });
 export const searchQuery = z.object({ locale, q, page, limit, section });
 
 export type ListQuery = z.output<typeof listQuery>;
-export type SearchQueryParams = z.output<typeof searchQuery>;

@@ -71,12 +71,8 @@ export class CmsError extends Error {
   }
 }
 
-export function isCmsError(value: unknown): value is CmsError {
-  return value instanceof CmsError;
-}
-
 /** Removes `user:pass@` from any URL in a text, so credentials never reach a log line. */
-export function stripUserInfo(text: string): string {
+function stripUserInfo(text: string): string {
   return text.replace(/(\/\/)[^/\s@]*@/g, '$1');
 }
 
