@@ -40,10 +40,6 @@ export function closeAbandonedRuns(db: Db, host: string, isAlive: (pid: number) 
   });
 }
 
-export function lastSuccessfulRun(db: Db): SyncRunRow | undefined {
-  return db.select().from(syncRuns).where(eq(syncRuns.status, 'succeeded')).orderBy(desc(syncRuns.id)).limit(1).get();
-}
-
 /** The last successful run that read the CMS (a reindex does not). */
 export function lastSuccessfulCmsRun(db: Db): SyncRunRow | undefined {
   return db

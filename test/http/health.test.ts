@@ -91,7 +91,7 @@ describe('GET /health', () => {
     expect(res.body.snapshot.locales.zh).toEqual({ synced_at: SECOND_SYNC, age_seconds: 30, changed_at: FIRST_SYNC });
   });
 
-  it('reports the last successful sync run, skipping failed and running ones', async () => {
+  it('reports the last successful sync from the CMS, skipping failed and running runs and reindexes', async () => {
     const finished = isoPlus(NOW, -45_000);
     withWriter((db) => {
       const insert = db.$client.prepare(
@@ -100,6 +100,8 @@ describe('GET /health', () => {
       insert.run('full', 'succeeded', isoPlus(NOW, -60_000), finished, 4242, 'worker-host', null);
       insert.run('incremental', 'failed', isoPlus(NOW, -20_000), isoPlus(NOW, -10_000), 4242, 'worker-host', 'CMS answered 502 at /secret/path');
       insert.run('incremental', 'running', isoPlus(NOW, -5_000), null, 4242, 'worker-host', null);
+      // A reindex rebuilds the search index from the snapshot: the content is no fresher.
+      insert.run('reindex', 'succeeded', isoPlus(NOW, -3_000), isoPlus(NOW, -2_000), 4242, 'worker-host', null);
     });
     const res = await api.request.get('/health');
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { snapshotStates } from '../../db/content.js';
 import type { SnapshotStore } from '../../db/snapshot-store.js';
-import { lastSuccessfulRun } from '../../db/sync-runs.js';
+import { lastSuccessfulCmsRun } from '../../db/sync-runs.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
 import { parseIsoToMs, type Clock } from '../../time.js';
@@ -28,7 +28,8 @@ export function metaRoutes(deps: { store: SnapshotStore; engine: SearchEngine; c
       if (states.length === 0) {
         throw new ServiceUnavailableError('The snapshot has not been synced yet.', 'no sync has completed yet');
       }
-      const run = lastSuccessfulRun(db);
+      // The last time content came from the CMS: a --reindex does not make it fresher.
+      const run = lastSuccessfulCmsRun(db);
       body = {
         status: 'ok',
         snapshot: {
