@@ -21,7 +21,7 @@ export function openWriter(path: string, options: OpenOptions): Db {
   try {
     // The busy timeout first: the WAL switch and the migrations may wait for another writer.
     sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
-    sqlite.pragma('journal_mode = WAL');
+    useWal(sqlite, options.busyTimeoutMs);
     sqlite.pragma('synchronous = NORMAL');
     migrate(sqlite);
   } catch (error) {
@@ -29,6 +29,25 @@ export function openWriter(path: string, options: OpenOptions): Db {
     throw error;
   }
   return drizzle(sqlite, { schema });
+}
+
+/**
+ * Switches a new database to WAL (a no-op once it is). Two writers opening a new file at the
+ * same moment can deadlock on that switch, and SQLite then answers SQLITE_BUSY at once
+ * instead of waiting out the busy timeout: retry within that timeout ourselves.
+ */
+function useWal(sqlite: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      // A short synchronous pause: opening a database is synchronous all the way through.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10 + Math.random() * 40);
+    }
+  }
 }
 
 /**
