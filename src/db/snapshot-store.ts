@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { isStoreFailure, openReader, type Db } from './connection.js';
+import { isStoreFailure, openReader, statementsFor, type Db } from './connection.js';
 
 export interface StoreSession {
   db: Db;
@@ -13,6 +13,9 @@ export interface StoreSession {
   /** Changes only when a new connection was opened (the file may be another database). */
   connection: number;
 }
+
+// db.pragma() would prepare a new statement on every request.
+const prepared = statementsFor((sqlite) => ({ dataVersion: sqlite.prepare('PRAGMA data_version').pluck() }));
 
 const UNAVAILABLE_MESSAGE = 'The service cannot read its content store right now; please retry in a minute.';
 
@@ -48,7 +51,7 @@ export class SnapshotStore {
         this.connection += 1;
       }
       // data_version changes when another connection commits: one cheap call per request.
-      const version = this.dataVersionOf(this.db);
+      const version = prepared(this.db).dataVersion.get() as number;
       if (version !== this.dataVersion) {
         this.dataVersion = version;
         this.generation += 1;
@@ -92,17 +95,6 @@ export class SnapshotStore {
   close(): void {
     this.db?.$client.close();
     this.db = undefined;
-  }
-
-  private versionStatement: { db: Db; get: () => number } | undefined;
-
-  // Prepared once per connection: db.pragma() prepares a new statement on every call.
-  private dataVersionOf(db: Db): number {
-    if (this.versionStatement?.db !== db) {
-      const statement = db.$client.prepare('PRAGMA data_version').pluck();
-      this.versionStatement = { db, get: () => statement.get() as number };
-    }
-    return this.versionStatement.get();
   }
 
   private currentInode(): number {
