@@ -10,6 +10,8 @@ export class AppError extends Error {
     message: string,
     readonly status: number,
     readonly details: Record<string, string> = {},
+    /** Response headers that belong to this error (Allow, Retry-After, RateLimit...). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -30,13 +32,51 @@ export class NotFoundError extends AppError {
 
 export class MethodNotAllowedError extends AppError {
   constructor(method: string) {
-    super('method_not_allowed', `Method ${method} is not supported: this API is read-only, use GET or HEAD.`, 405);
+    super('method_not_allowed', `Method ${method} is not supported: this API is read-only, use GET or HEAD.`, 405, {}, {
+      Allow: 'GET, HEAD',
+    });
   }
 }
 
+export type ApiKeyErrorCode = 'missing_api_key' | 'invalid_api_key' | 'revoked_api_key' | 'expired_api_key';
+
 export class ApiKeyError extends AppError {
-  constructor(code: 'missing_api_key' | 'invalid_api_key' | 'revoked_api_key', message: string) {
+  constructor(code: ApiKeyErrorCode, message: string) {
     super(code, message, 401);
+  }
+}
+
+/** Seconds a partner should wait before retrying a 503, unless the error says otherwise. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * Search is at capacity, or this key holds its share of it: a fast refusal instead of a queue
+ * of seconds. `retryAfterSeconds` goes out as Retry-After.
+ */
+export class SearchBusyError extends AppError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super('search_busy', message, 503, {}, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+/** This key passed its request rate. `headers` carries Retry-After and the RateLimit fields. */
+export class RateLimitedError extends AppError {
+  constructor(message: string, headers: Record<string, string>) {
+    super('rate_limited', message, 503, {}, headers);
+  }
+}
+
+/** The article was taken down while its delete is retained in the change feed. */
+export class ArticleRemovedError extends AppError {
+  constructor(message: string) {
+    super('article_removed', message, 404);
+  }
+}
+
+/** The change feed's `since` is malformed or older than the retained history. */
+export class InvalidCursorError extends AppError {
+  constructor(message: string) {
+    super('invalid_cursor', message, 400, { param: 'since' });
   }
 }
 
@@ -50,7 +90,7 @@ export class ServiceUnavailableError extends AppError {
     readonly reason: string = message,
     options?: { cause?: unknown },
   ) {
-    super('service_unavailable', message, 503);
+    super('service_unavailable', message, 503, {}, { 'Retry-After': String(DEFAULT_RETRY_AFTER_SECONDS) });
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

@@ -6,8 +6,7 @@ import type { SnapshotStore } from '../db/snapshot-store.js';
 export function sendError(res: Response, error: AppError): void {
   res.statusCode = error.status;
   res.setHeader('Cache-Control', 'no-store');
-  if (error.status === 405) res.setHeader('Allow', 'GET, HEAD');
-  if (error.status === 503) res.setHeader('Retry-After', '30');
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.json({ error: { code: error.code, message: error.message, ...error.details } });
 }
 
