@@ -10,7 +10,7 @@ import type { KeyVerifier } from '../keys/verifier.js';
 export function requireApiKey(store: SnapshotStore, keys: KeyVerifier): RequestHandler {
   return (req, res, next) => {
     const session = store.session();
-    res.locals.keyId = keys.verify(req.headers['x-api-key'] as string | undefined, session);
+    res.locals.keyId = keys.verify(req.headers['x-api-key'] as string | undefined, session).id;
     res.locals.session = session;
     next();
   };

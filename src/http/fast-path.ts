@@ -33,7 +33,7 @@ export function createFastPath({ store, keys, catalog, cache, clock }: FastPathD
       const query = req.url.indexOf('?');
       const path = req.url.slice(PREFIX.length, query === -1 ? undefined : query);
       const session = store.session();
-      const keyId = keys.verify(req.headers['x-api-key'] as string | undefined, session);
+      const keyId = keys.verify(req.headers['x-api-key'] as string | undefined, session).id;
       const now = clock();
       let resolved;
       if (path === 'articles') resolved = resolveList(req, session, catalog, now);

@@ -9,6 +9,13 @@ interface KnownKey {
   revoked: boolean;
 }
 
+/** A key that passed the check: who it is, and what the API needs to serve it. */
+export interface VerifiedKey {
+  id: number;
+  /** The key's own request rate, when an editor set one; null means the configured default. */
+  rateLimitPerMinute: number | null;
+}
+
 /**
  * Checks partner keys against the api_keys table. The table is read again whenever the store's
  * generation changes (any commit by the CLI or the worker), so a revocation is refused on the
@@ -18,8 +25,8 @@ export class KeyVerifier {
   private generation = -1;
   private byHash = new Map<string, KnownKey>();
 
-  /** Returns the key's id, or throws the 401 that fits. */
-  verify(header: string | undefined, session: StoreSession): number {
+  /** Returns the key, or throws the 401 that fits. */
+  verify(header: string | undefined, session: StoreSession): VerifiedKey {
     if (header === undefined || header.trim() === '') {
       throw new ApiKeyError('missing_api_key', 'Send your API key in the X-API-Key header.');
     }
@@ -38,7 +45,7 @@ export class KeyVerifier {
     if (known.revoked) {
       throw new ApiKeyError('revoked_api_key', 'This API key has been revoked; ask the editors for a new one.');
     }
-    return known.id;
+    return { id: known.id, rateLimitPerMinute: null };
   }
 
   private refresh(session: StoreSession): void {

@@ -162,7 +162,7 @@ describe('KeyVerifier over a real database file', () => {
   }
 
   it('returns the id of an active key', () => {
-    expect(new KeyVerifier().verify(active.key, session(1))).toBe(active.id);
+    expect(new KeyVerifier().verify(active.key, session(1)).id).toBe(active.id);
   });
 
   it.each([
@@ -190,18 +190,18 @@ describe('KeyVerifier over a real database file', () => {
 
   it('finds a key added after the first check once the session generation changes', () => {
     const verifier = new KeyVerifier();
-    expect(verifier.verify(active.key, session(10))).toBe(active.id);
+    expect(verifier.verify(active.key, session(10)).id).toBe(active.id);
     const added = createKey(writer, 'New Partner', clock);
     // Same generation: the table is not read again (one map lookup per request)...
     expect(codeOf(() => verifier.verify(added.key, session(10)))).toBe('invalid_api_key');
     // ...a new generation reads it again.
-    expect(verifier.verify(added.key, session(11))).toBe(added.id);
+    expect(verifier.verify(added.key, session(11)).id).toBe(added.id);
   });
 
   it('refuses a key revoked meanwhile once the generation changes', () => {
     const verifier = new KeyVerifier();
     const doomed = createKey(writer, 'Doomed Partner', clock);
-    expect(verifier.verify(doomed.key, session(20))).toBe(doomed.id);
+    expect(verifier.verify(doomed.key, session(20)).id).toBe(doomed.id);
     revokeKey(writer, doomed.id, clock);
     expect(codeOf(() => verifier.verify(doomed.key, session(21)))).toBe('revoked_api_key');
   });
@@ -210,9 +210,9 @@ describe('KeyVerifier over a real database file', () => {
     const store = new SnapshotStore(path, 5_000, memoryLogger().logger);
     try {
       const verifier = new KeyVerifier();
-      expect(verifier.verify(active.key, store.session())).toBe(active.id);
+      expect(verifier.verify(active.key, store.session()).id).toBe(active.id);
       const added = createKey(writer, 'Late Partner', clock);
-      expect(verifier.verify(added.key, store.session())).toBe(added.id);
+      expect(verifier.verify(added.key, store.session()).id).toBe(added.id);
       revokeKey(writer, added.id, clock);
       expect(codeOf(() => verifier.verify(added.key, store.session()))).toBe('revoked_api_key');
     } finally {
