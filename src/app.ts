@@ -9,6 +9,7 @@ import { createFastPath } from './http/fast-path.js';
 import { ResponseCache } from './http/representation.js';
 import { requestLog } from './http/request-log.js';
 import { contentRoutes } from './http/routes/content.js';
+import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
 import { KeyVerifier } from './keys/verifier.js';
 import type { Logger } from './logger.js';
@@ -21,6 +22,8 @@ export interface AppDeps {
   logger: Logger;
   clock?: Clock;
   responseCacheBytes?: number;
+  /** PUBLIC_BASE_URL: the OpenAPI document's server address; `/` when unset. */
+  publicBaseUrl?: string;
 }
 
 /**
@@ -39,7 +42,8 @@ export function createApp(deps: AppDeps): RequestListener {
   // Validators are computed once per cached body (src/http/representation.ts), not by Express.
   app.set('etag', false);
   app.use(onlyReads);
-  app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock }));
+  app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock, publicBaseUrl: deps.publicBaseUrl ?? '/' }));
+  app.use(docsRoutes(clock));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
   app.use('/api/v1', requireApiKey(deps.store, keys));

@@ -97,6 +97,11 @@ const apiSchema = z.object({
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
   RESPONSE_CACHE_MB: optional(int(0, 4_096)).default(64),
+  PUBLIC_BASE_URL: optional(
+    z.union([httpUrl, z.string().regex(/^\/[^\s?#]*$/)], {
+      error: 'must be an http:// or https:// address or a path starting with /',
+    }),
+  ).default('/'),
 });
 
 export interface ApiConfig {
@@ -106,6 +111,8 @@ export interface ApiConfig {
   busyTimeoutMs: number;
   logLevel: string;
   responseCacheBytes: number;
+  /** The address partners use, for the OpenAPI document's `servers`; `/` = wherever it was fetched from. */
+  publicBaseUrl: string;
   search: SearchConfig;
 }
 
@@ -118,6 +125,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
     logLevel: v.LOG_LEVEL,
     responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
+    publicBaseUrl: v.PUBLIC_BASE_URL,
     search: searchConfig(v),
   });
 }

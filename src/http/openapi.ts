@@ -1,86 +1,161 @@
 import { z } from 'zod';
-import { categoriesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
-import {
-  articleDetailSchema,
-  articleSchema,
-  imageSchema,
-  sectionSchema,
-  articleListSchema,
-  articleResponseSchema,
-  errorSchema,
-  healthSchema,
-  searchResultsSchema,
-  sectionListSchema,
-} from './response-schemas.js';
+import { ERROR_CODES, KEYED_ERRORS, type ErrorCode } from './openapi-errors.js';
+import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
+import { articleDetailSchema, articleSchema, errorSchema, imageSchema, sectionSchema } from './response-schemas.js';
 
 /*
  * The OpenAPI 3.1 document, generated from the zod schemas the routes parse and serialize
- * with. OpenAPI 3.1 uses JSON Schema 2020-12, which is zod's own target.
+ * with (OpenAPI 3.1 uses JSON Schema 2020-12, zod's own target) and from the operations
+ * table (src/http/openapi-operations.ts), so it cannot drift from what the API does.
  */
 
-type JsonSchema = Record<string, unknown>;
+type Json = Record<string, unknown>;
 
-function jsonSchema(schema: z.ZodType): JsonSchema {
-  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any' }) as JsonSchema;
+function jsonSchema(schema: z.ZodType): Json {
+  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any' }) as Json;
   delete out.$schema;
   return out;
 }
 
-function parameters(query: z.ZodObject): JsonSchema[] {
+function queryParameters(query: z.ZodObject): Json[] {
   return Object.entries(query.shape).map(([name, field]) => {
-    const schema = jsonSchema(field as z.ZodType);
-    const description = schema.description;
-    delete schema.description;
+    const { description, examples, ...schema } = jsonSchema(field as z.ZodType);
     return {
       name,
       in: 'query',
       required: !(field as z.ZodType).safeParse(undefined).success,
       ...(description ? { description } : {}),
       schema,
+      ...(Array.isArray(examples) && examples.length > 0 ? { example: examples[0] } : {}),
     };
   });
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonSchema, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const schemaRef = (schema: z.ZodType | Json): Json =>
+  schema instanceof z.ZodType ? ref('schemas', z.globalRegistry.get(schema)?.id as string) : schema;
+const headers = (names: string[]) => Object.fromEntries(names.map((n) => [HEADER_NAMES[n] ?? n, ref('headers', n)]));
 
-const errors = {
-  '400': json(ref('Error'), 'A parameter breaks its rule (`invalid_parameter`, with `param`).'),
-  '401': json(ref('Error'), 'Missing, invalid or revoked API key.'),
-  '503': json(ref('Error'), 'The service cannot read its own store; retry later.'),
+/** Header components, by component name; HEADER_NAMES gives the field name where they differ. */
+const HEADERS: Record<string, Json> = {
+  RequestId: header('An id for this request, in our logs too: quote it when you contact us. Sent on every response.', 'b9f3c1d2-5a8e-4c1b-9a53-0f6e2d7c4a10'),
+  CacheControl: header('Cache this answer for at least five minutes, as the partner terms ask.', 'public, max-age=300'),
+  CacheControlNoStore: header('Do not cache: errors and health are never cached.', 'no-store'),
+  Vary: header('Answers depend on the API key.', 'X-API-Key'),
+  ETag: header('Strong validator of the body: send it back in If-None-Match to revalidate.', '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"'),
+  LastModified: header('When this content last changed (a sync, or a scheduled article appearing).', 'Tue, 20 Oct 2026 08:00:00 GMT'),
+  Link: header(
+    'Pages of the same query (RFC 8288): `next` and `prev` when they exist, `first` and `last` when there is any result. ' +
+      'Targets are path-absolute (`/api/v1/...?...`): resolve them against the request URL. Only `page` differs from the request.',
+    '</api/v1/articles?locale=en&limit=20&page=3>; rel="next", </api/v1/articles?locale=en&limit=20&page=1>; rel="prev", ' +
+      '</api/v1/articles?locale=en&limit=20&page=1>; rel="first", </api/v1/articles?locale=en&limit=20&page=8>; rel="last"',
+  ),
+  RetryAfter: { ...header('Seconds to wait before retrying.', '30'), schema: { type: 'integer', minimum: 1 } },
 };
-const cached = {
-  '304': { description: 'Not modified: the copy matching `If-None-Match` is current.' },
+const HEADER_NAMES: Record<string, string> = {
+  RequestId: 'X-Request-Id',
+  CacheControl: 'Cache-Control',
+  CacheControlNoStore: 'Cache-Control',
+  LastModified: 'Last-Modified',
+  RetryAfter: 'Retry-After',
 };
 
-function operation(summary: string, query: z.ZodObject, okSchema: string, extra: JsonSchema[] = [], more = {}) {
+function header(description: string, example: string): Json {
+  return { description, schema: { type: 'string' }, example };
+}
+
+const CONDITIONAL_PARAMETERS: Record<string, Json> = {
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description:
+      'ETags of the copies you hold (a list, `W/` prefixes and `*` accepted). A match answers 304 with no body, ' +
+      'whatever your Cache-Control says (fetch adds `no-cache`; it does not matter).',
+    schema: { type: 'string' },
+    example: '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"',
+  },
+  IfModifiedSince: {
+    name: 'If-Modified-Since',
+    in: 'header',
+    required: false,
+    description: 'The Last-Modified of your copy. Honoured only when If-None-Match is absent: 304 when nothing changed since.',
+    schema: { type: 'string' },
+    example: 'Tue, 20 Oct 2026 08:00:00 GMT',
+  },
+};
+
+/** One response per status, each code of that status as a named example. */
+function errorResponses(codes: ErrorCode[]): Record<string, Json> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
+  const out: Record<string, Json> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const retry = list.some((c) => 'retryAfter' in ERROR_CODES[c]);
+    out[String(status)] = {
+      description: list.map((c) => `\`${c}\`: ${ERROR_CODES[c].when}`).join('\n\n'),
+      headers: headers(['CacheControlNoStore', 'RequestId', ...(retry ? ['RetryAfter'] : [])]),
+      content: {
+        'application/json': {
+          schema: ref('schemas', 'Error'),
+          examples: Object.fromEntries(
+            list.map((c) => {
+              const doc = ERROR_CODES[c];
+              const param = 'param' in doc ? { param: doc.param } : {};
+              return [c, { summary: c, value: { error: { code: c, message: doc.message, ...param } } }];
+            }),
+          ),
+        },
+      },
+    };
+  }
+  return out;
+}
+
+function operation(spec: OperationSpec): Json {
+  const cacheHeaders = spec.cached ? ['CacheControl', 'Vary', 'ETag', 'LastModified', ...(spec.paged ? ['Link'] : [])] : [];
+  const okHeaders = headers([...cacheHeaders, ...(spec.okHeaders ?? []), 'RequestId']);
+  const more = Object.fromEntries(
+    Object.entries(spec.more ?? {}).map(([status, r]) => [
+      status,
+      {
+        description: r.description,
+        headers: okHeaders,
+        content: { 'application/json': { schema: schemaRef(r.schema), example: r.example } },
+      },
+    ]),
+  );
+  const codes = [...(spec.keyed ? KEYED_ERRORS : []), ...spec.errors];
   return {
-    get: {
-      summary,
-      security: [{ ApiKey: [] }],
-      parameters: [...extra, ...parameters(query)],
-      responses: { '200': json(ref(okSchema), 'Success. Cache for at least five minutes.'), ...cached, ...errors, ...more },
+    operationId: spec.operationId,
+    tags: [spec.tag],
+    summary: spec.summary,
+    description: spec.description,
+    ...(spec.keyed ? { security: [{ ApiKey: [] }] } : {}),
+    parameters: [
+      ...(spec.pathParams ?? []).map((p) => ({ in: 'path', required: true, schema: { type: 'string' }, ...p })),
+      ...(spec.query ? queryParameters(spec.query) : []),
+      ...(spec.cached ? [ref('parameters', 'IfNoneMatch'), ref('parameters', 'IfModifiedSince')] : []),
+    ],
+    responses: {
+      '200': {
+        description: spec.ok.description,
+        headers: okHeaders,
+        content: { 'application/json': { schema: schemaRef(spec.ok.schema), example: spec.ok.example } },
+      },
+      ...(spec.cached
+        ? { '304': { description: 'Not modified: your copy (If-None-Match, else If-Modified-Since) is current. No body.', headers: okHeaders } }
+        : {}),
+      ...errorResponses(codes),
+      ...more,
     },
   };
 }
 
-const PUBLIC_SCHEMAS = [
-  imageSchema,
-  articleSchema,
-  articleDetailSchema,
-  sectionSchema,
-  articleListSchema,
-  searchResultsSchema,
-  articleResponseSchema,
-  sectionListSchema,
-  errorSchema,
-  healthSchema,
-];
+/** Response schemas documented as components even when no operation names them directly. */
+const COMPONENT_SCHEMAS = [imageSchema, articleSchema, articleDetailSchema, sectionSchema, errorSchema];
 
-export function buildOpenApiDocument(): JsonSchema {
+function componentSchemas(): Record<string, Json> {
   // Every response schema carries a `meta({ id })`: zod emits each once, referenced by id.
   const { schemas: all } = z.toJSONSchema(z.globalRegistry, {
     target: 'draft-2020-12',
@@ -88,50 +163,58 @@ export function buildOpenApiDocument(): JsonSchema {
     unrepresentable: 'any',
     uri: (id: string) => `#/components/schemas/${id}`,
   });
-  const schemas: Record<string, JsonSchema> = {};
-  for (const schema of PUBLIC_SCHEMAS) {
+  const used = [...COMPONENT_SCHEMAS, ...OPERATIONS.flatMap((o) => [o.ok.schema, ...Object.values(o.more ?? {}).map((m) => m.schema)])];
+  const out: Record<string, Json> = {};
+  for (const schema of used) {
+    if (!(schema instanceof z.ZodType)) continue;
     const id = z.globalRegistry.get(schema)?.id as string;
-    const { $schema: _schema, $id: _id, ...rest } = all[id] as JsonSchema;
-    schemas[id] = rest;
+    const { $schema: _schema, $id: _id, ...rest } = all[id] as Json;
+    out[id] = rest;
   }
+  return out;
+}
 
+export interface OpenApiOptions {
+  /** `servers[0].url`: PUBLIC_BASE_URL, or `/` (relative to wherever the document was fetched). */
+  serverUrl?: string;
+}
+
+export function buildOpenApiDocument(options: OpenApiOptions = {}): Json {
+  const paths: Record<string, Json> = {};
+  for (const spec of OPERATIONS) paths[spec.path] = { get: operation(spec) };
   return {
     openapi: '3.1.0',
     info: {
       title: 'Article syndication API',
       version: '1.0.0',
       description:
-        'Read-only JSON API for partners syndicating published articles in English and Chinese. ' +
-        'Every endpoint under /api/v1 except this document needs the X-API-Key header. Cache responses ' +
-        'for at least five minutes, and link back to each article with its `url`.',
+        'Read-only JSON API for partners syndicating the published articles of our laser-industry publication, in ' +
+        'English and Chinese. Every endpoint under /api/v1 except this document needs the `X-API-Key` header (ask the ' +
+        'editors for a key). Cache answers for at least five minutes and revalidate with `If-None-Match`; link back to ' +
+        'each article with its `url`. HEAD works wherever GET does; any other method answers 405 `method_not_allowed` ' +
+        'with `Allow: GET, HEAD`. An unknown path answers 404 `not_found`. The reference for humans is at `/docs`.',
     },
+    servers: [{ url: options.serverUrl ?? '/', description: 'This service' }],
+    tags: [
+      { name: 'Articles', description: 'Published articles: the list and one article with its body.' },
+      { name: 'Sections', description: 'The sections articles belong to.' },
+      { name: 'Search', description: 'Full-text search over published articles.' },
+      { name: 'Changes', description: 'The change feed, for partners who keep a copy of the catalogue.' },
+      { name: 'Service', description: 'No key needed: health and this document.' },
+    ].filter((tag) => OPERATIONS.some((o) => o.tag === tag.name)),
     components: {
-      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
-      schemas,
-    },
-    paths: {
-      '/api/v1/articles': operation('Published articles, newest first', listQuery, 'ArticleList'),
-      '/api/v1/articles/{slug}': operation(
-        'One article with its Markdown body',
-        detailQuery,
-        'ArticleResponse',
-        [{ name: 'slug', in: 'path', required: true, schema: { type: 'string' }, description: 'Article slug, matched exactly within the locale.' }],
-        { '404': json(ref('Error'), 'No published article with this slug in this locale.') },
-      ),
-      '/api/v1/categories': operation('Active sections in editorial order', categoriesQuery, 'SectionList'),
-      '/api/v1/search': operation('Full-text search, most relevant first', searchQuery, 'SearchResults'),
-      '/health': {
-        get: {
-          summary: 'Service health (no key)',
-          responses: {
-            '200': json(ref('Health'), 'The snapshot is readable.'),
-            '503': json(ref('Health'), 'The snapshot cannot be read, or has never been synced.'),
-          },
+      securitySchemes: {
+        ApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description: 'Your partner key (`lsk_` and 32 letters or digits), from the editors. Never in the query string.',
         },
       },
-      '/api/v1/openapi.json': {
-        get: { summary: 'This document (no key)', responses: { '200': { description: 'OpenAPI 3.1 document.' } } },
-      },
+      headers: HEADERS,
+      parameters: CONDITIONAL_PARAMETERS,
+      schemas: componentSchemas(),
     },
+    paths,
   };
 }

@@ -33,6 +33,7 @@ const limit = digits('limit', 1, 50, 'a whole number from 1 to 50')
 
 const section = z.string().optional().meta({
   description: 'A section slug (see /api/v1/categories). An unknown or inactive section gives an empty list.',
+  examples: ['markets'],
 });
 
 const MAX_Q = 200;
@@ -42,7 +43,8 @@ const q = z
   .refine((s) => [...s].length >= 2, { error: 'q must be at least 2 characters long (after trimming spaces).' })
   .refine((s) => [...s].length <= MAX_Q, { error: `q must be at most ${MAX_Q} characters long.` })
   .meta({
-    description: 'Search term, 2 to 200 characters (Unicode code points, so `激光` counts 2), trimmed.',
+    description: 'Search term, 2 to 200 characters (Unicode code points, so `激光` counts 2), trimmed. Every word must match.',
+    examples: ['fiber laser'],
   });
 
 export const listQuery = z.object({ locale, page, limit, section });

@@ -1,19 +1,22 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import fresh from 'fresh';
 import { Lru } from '../lru.js';
+import { notModified } from './conditional.js';
+import { linkHeader, type Paging } from './page-links.js';
 
 /** A serialized success response, ready to send any number of times. */
 export interface Representation {
   body: Buffer;
   etag: string;
+  /** A page of a list or of search results: sendRepresentation adds its Link header. */
+  paging?: Paging;
 }
 
-export function represent(value: unknown): Representation {
+export function represent(value: unknown, paging?: Paging): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
   // A strong validator: the hash of the exact bytes, identical in every API process.
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-  return { body, etag };
+  return paging ? { body, etag, paging } : { body, etag };
 }
 
 /**
@@ -51,14 +54,20 @@ export class ResponseCache {
 
 /**
  * Sends a cacheable success: partners must cache for five minutes, and validators let them
- * revalidate cheaply. Answers 304 when the partner's copy is current.
+ * revalidate cheaply. Answers 304 when the partner's copy is current, whatever the request's
+ * own Cache-Control says (src/http/conditional.ts). Both the routes and the fast path send
+ * through here, so their headers cannot differ.
  */
 export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: Representation, lastModifiedMs: number): void {
   res.setHeader('Cache-Control', 'public, max-age=300');
   res.setHeader('Vary', 'X-API-Key');
   res.setHeader('ETag', rep.etag);
   res.setHeader('Last-Modified', new Date(Math.floor(lastModifiedMs / 1000) * 1000).toUTCString());
-  if (fresh(req.headers, { etag: rep.etag, 'last-modified': res.getHeader('Last-Modified') as string })) {
+  if (rep.paging) {
+    const link = linkHeader(req.url ?? '', rep.paging);
+    if (link) res.setHeader('Link', link);
+  }
+  if (notModified(req.headers, rep.etag, lastModifiedMs)) {
     res.statusCode = 304;
     res.end();
     return;

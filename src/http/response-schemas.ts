@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LOCALES } from '../locale.js';
+import { ERROR_CODES } from './openapi-errors.js';
 
 /*
  * The public shapes of every response. Serializers are typed by these, tests validate real
@@ -75,8 +76,7 @@ export const errorSchema = z
   .object({
     error: z.object({
       code: z.string().meta({
-        description:
-          'invalid_parameter, missing_api_key, invalid_api_key, revoked_api_key, not_found, method_not_allowed or service_unavailable.',
+        description: `Stable, for programs: ${Object.keys(ERROR_CODES).join(', ')}. Each operation lists those it can answer.`,
       }),
       message: z.string().meta({ description: 'One English sentence saying what to do.' }),
       param: z.string().optional().meta({ description: 'On invalid_parameter: the parameter at fault.' }),

@@ -51,11 +51,21 @@ export async function startApi(options: {
   clock?: Clock;
   engine?: SearchEngine;
   busyTimeoutMs?: number;
+  /** 0 turns the response cache off, so every request goes through Express. */
+  responseCacheBytes?: number;
+  publicBaseUrl?: string;
 }): Promise<TestApi> {
   const { logger, lines } = memoryLogger();
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
-  const app = createApp({ store, engine, logger, clock: options.clock });
+  const app = createApp({
+    store,
+    engine,
+    logger,
+    clock: options.clock,
+    responseCacheBytes: options.responseCacheBytes,
+    publicBaseUrl: options.publicBaseUrl,
+  });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -35,7 +35,8 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const { q, view, key } = resolveList(req, session, catalog, now);
     const rep = cache.remember(key, () => {
       const result = listArticles(session, view, { section: q.section, page: q.page, limit: q.limit, now });
-      return represent({ data: result.articles.map(toArticle), meta: pageMeta(result, q.page, q.limit, q.locale) });
+      const meta = pageMeta(result, q.page, q.limit, q.locale);
+      return represent({ data: result.articles.map(toArticle), meta }, { page: meta.page, pages: meta.pages });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
@@ -69,10 +70,8 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const view = catalog.view(sessionOf(res), q.locale);
     const make = async (): Promise<Representation> => {
       const result = await searchArticles(store, view, engine, { ...q, now });
-      return represent({
-        data: result.articles.map(toArticle),
-        meta: { ...pageMeta(result, q.page, q.limit, q.locale), q: q.q },
-      });
+      const meta = pageMeta(result, q.page, q.limit, q.locale);
+      return represent({ data: result.articles.map(toArticle), meta: { ...meta, q: q.q } }, { page: meta.page, pages: meta.pages });
     };
     // An external engine can change without the snapshot changing: only the embedded one's
     // results may be cached by the snapshot's content tag.

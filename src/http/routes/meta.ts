@@ -12,9 +12,9 @@ import type { Health } from '../response-schemas.js';
 const ageSeconds = (iso: string, now: number) => Math.max(0, Math.round((now - (parseIsoToMs(iso) ?? now)) / 1000));
 
 /** The two endpoints that need no key: health for operators, the OpenAPI document for developers. */
-export function metaRoutes(deps: { store: SnapshotStore; engine: SearchEngine; clock: Clock }): Router {
+export function metaRoutes(deps: { store: SnapshotStore; engine: SearchEngine; clock: Clock; publicBaseUrl: string }): Router {
   const router = Router();
-  const openapi = represent(buildOpenApiDocument());
+  const openapi = represent(buildOpenApiDocument({ serverUrl: deps.publicBaseUrl }));
   const startedAt = deps.clock();
 
   router.get('/health', async (_req, res) => {

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import type { ErrorCode } from './openapi-errors.js';
+import {
+  articleListExample,
+  articleResponseExample,
+  healthExample,
+  healthUnavailableExample,
+  openApiExample,
+  searchResultsExample,
+  sectionListExample,
+} from './openapi-examples.js';
+import { categoriesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
+import {
+  articleListSchema,
+  articleResponseSchema,
+  healthSchema,
+  searchResultsSchema,
+  sectionListSchema,
+} from './response-schemas.js';
+
+/*
+ * The API's operations, one entry each: src/http/openapi.ts turns an entry into a complete
+ * OpenAPI operation (parameters, security, response headers, 304, error codes, examples).
+ * Adding an endpoint to the document is adding an entry here.
+ */
+
+export interface OperationSpec {
+  path: string;
+  operationId: string;
+  tag: 'Articles' | 'Sections' | 'Search' | 'Changes' | 'Service';
+  summary: string;
+  description: string;
+  /** The zod schema the route parses its query with. */
+  query?: z.ZodObject;
+  pathParams?: { name: string; description: string; example: string }[];
+  /** The success body: a registered response schema (a `meta({ id })`) or a plain JSON Schema. */
+  ok: { schema: z.ZodType | Record<string, unknown>; description: string; example: unknown };
+  /** Needs X-API-Key: adds the security requirement and the key and rate errors. */
+  keyed: boolean;
+  /** Answered through sendRepresentation: cache headers, validators, conditional requests, 304. */
+  cached: boolean;
+  /** A page of results: Link header with next/prev/first/last. */
+  paged?: boolean;
+  /** Error codes besides those every keyed operation has (src/http/openapi-errors.ts). */
+  errors: ErrorCode[];
+  /** Other documented answers, e.g. the 503 of /health, which has its own body. */
+  more?: Record<string, { description: string; schema: z.ZodType; example: unknown }>;
+  /** Response headers of the success answer only (no validators, no key). */
+  okHeaders?: string[];
+}
+
+const slug = {
+  name: 'slug',
+  description: 'Article slug, matched exactly (case included) within the requested locale.',
+  example: 'ipg-q3-results',
+};
+
+export const OPERATIONS: OperationSpec[] = [
+  {
+    path: '/api/v1/articles',
+    operationId: 'listArticles',
+    tag: 'Articles',
+    summary: 'List published articles, newest first',
+    description:
+      'Published articles of one locale, newest `published_at` first (ties by slug). Offset pages shift when ' +
+      'articles are published: to keep a copy of the catalogue, read the change feed (`GET /api/v1/changes`) instead. ' +
+      'Follow the `Link` header to page without building URLs.',
+    query: listQuery,
+    ok: { schema: articleListSchema, description: 'A page of articles.', example: articleListExample },
+    keyed: true,
+    cached: true,
+    paged: true,
+    errors: ['invalid_parameter'],
+  },
+  {
+    path: '/api/v1/articles/{slug}',
+    operationId: 'getArticle',
+    tag: 'Articles',
+    summary: 'Get one article with its Markdown body',
+    description: 'The list fields plus `body`, the article in Markdown. Link back to `url` wherever you show it.',
+    query: detailQuery,
+    pathParams: [slug],
+    ok: { schema: articleResponseSchema, description: 'The article.', example: articleResponseExample },
+    keyed: true,
+    cached: true,
+    errors: ['invalid_parameter', 'not_found', 'article_removed'],
+  },
+  {
+    path: '/api/v1/categories',
+    operationId: 'listCategories',
+    tag: 'Sections',
+    summary: 'List active sections in editorial order',
+    description: 'Every active section of the locale with the number of articles you can get in it.',
+    query: categoriesQuery,
+    ok: { schema: sectionListSchema, description: 'The sections.', example: sectionListExample },
+    keyed: true,
+    cached: true,
+    errors: ['invalid_parameter'],
+  },
+  {
+    path: '/api/v1/search',
+    operationId: 'searchArticles',
+    tag: 'Search',
+    summary: 'Search published articles, most relevant first',
+    description:
+      'Every word of `q` must match, as a whole word or the start of one; Chinese text is split into words. ' +
+      'Ties by newest `published_at`.',
+    query: searchQuery,
+    ok: { schema: searchResultsSchema, description: 'A page of results.', example: searchResultsExample },
+    keyed: true,
+    cached: true,
+    paged: true,
+    errors: ['invalid_parameter', 'search_busy'],
+  },
+  {
+    path: '/health',
+    operationId: 'getHealth',
+    tag: 'Service',
+    summary: 'Service health (no key)',
+    description: "For operators and monitors: the snapshot's age per locale, the last sync and the search engine's state.",
+    ok: { schema: healthSchema, description: 'The snapshot is readable.', example: healthExample },
+    keyed: false,
+    cached: false,
+    errors: [],
+    okHeaders: ['CacheControlNoStore'],
+    more: {
+      '503': {
+        description: 'The snapshot cannot be read, or has never been synced.',
+        schema: healthSchema,
+        example: healthUnavailableExample,
+      },
+    },
+  },
+  {
+    path: '/api/v1/openapi.json',
+    operationId: 'getOpenApi',
+    tag: 'Service',
+    summary: 'This OpenAPI 3.1 document (no key)',
+    description: 'Generate a client from it (see the README: openapi-typescript and openapi-fetch).',
+    ok: {
+      schema: { type: 'object', description: 'An OpenAPI 3.1 document.', additionalProperties: true },
+      description: 'The document.',
+      example: openApiExample,
+    },
+    keyed: false,
+    cached: true,
+    errors: [],
+  },
+];

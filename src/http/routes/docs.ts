@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Router, type Response } from 'express';
+import { projectRoot } from '../../paths.js';
+import { notModified } from '../conditional.js';
+
+/*
+ * GET /docs: the API reference for humans, Swagger UI rendering /api/v1/openapi.json, with a
+ * short "getting started" above it. Every file comes from this server (swagger-ui-dist from
+ * node_modules, our page from src/http/docs-page/): no CDN, which partners' or our networks
+ * may block. No key needed, like the document itself.
+ */
+
+// Swagger UI needs its own script and stylesheet from this origin and sets inline style
+// attributes; data: images are its icons. No inline script (the initializer is docs.js), no
+// other origin. Only the page and its assets get this policy; the API keeps helmet's.
+const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+].join('; ');
+
+const swaggerDir = () => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const pageDir = () => join(projectRoot(), 'src', 'http', 'docs-page');
+
+/** The files the page may load, by the name it uses: nothing else of either folder is served. */
+const FILES: Record<string, { dir: () => string; type: string }> = {
+  'swagger-ui-bundle.js': { dir: swaggerDir, type: 'text/javascript; charset=utf-8' },
+  'swagger-ui.css': { dir: swaggerDir, type: 'text/css; charset=utf-8' },
+  'favicon-32x32.png': { dir: swaggerDir, type: 'image/png' },
+  'docs.js': { dir: pageDir, type: 'text/javascript; charset=utf-8' },
+  'docs.css': { dir: pageDir, type: 'text/css; charset=utf-8' },
+  'index.html': { dir: pageDir, type: 'text/html; charset=utf-8' },
+};
+
+interface StaticFile {
+  body: Buffer;
+  etag: string;
+  type: string;
+}
+
+export function docsRoutes(clock: () => number): Router {
+  const router = Router();
+  const startedAt = clock();
+  const loaded = new Map<string, StaticFile>();
+  // Read on first use (the bundle is 1.7 MB) and kept: the files ship with the release.
+  const file = (name: string): StaticFile => {
+    let found = loaded.get(name);
+    if (!found) {
+      const spec = FILES[name]!;
+      const body = readFileSync(join(spec.dir(), name));
+      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+      found = { body, etag, type: spec.type };
+      loaded.set(name, found);
+    }
+    return found;
+  };
+
+  const send = (req: { headers: Record<string, string | string[] | undefined> }, res: Response, name: string) => {
+    const f = file(name);
+    res.setHeader('Content-Security-Policy', DOCS_CSP);
+    // Revalidated after an hour: a new release changes the ETag.
+    res.setHeader('Cache-Control', 'public, max-age=3600');
+    res.setHeader('ETag', f.etag);
+    res.setHeader('Last-Modified', new Date(Math.floor(startedAt / 1000) * 1000).toUTCString());
+    if (notModified(req.headers, f.etag, startedAt)) {
+      res.status(304).end();
+      return;
+    }
+    res.setHeader('Content-Type', f.type);
+    res.setHeader('Content-Length', f.body.length);
+    res.end(f.body);
+  };
+
+  router.get('/docs', (req, res) => send(req, res, 'index.html'));
+  router.get('/docs/assets/:name', (req, res, next) => {
+    const name = req.params.name;
+    if (name === 'index.html' || !Object.hasOwn(FILES, name)) return next();
+    send(req, res, name);
+  });
+  return router;
+}
