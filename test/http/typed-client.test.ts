@@ -81,12 +81,18 @@ describe('a typed client generated from /api/v1/openapi.json', () => {
 
   it('compiles a client written with openapi-fetch, and refuses each typical mistake', () => {
     writeFileSync(dir.path('client.ts'), CLIENT_SOURCE);
+    // The README's example too, so what partners are shown compiles against the real types.
+    const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+    const example = /### Integrating[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("createClient<paths>");
+    writeFileSync(dir.path('readme-client.ts'), example!.replace("'./syndication.js'", "'./schema.js'"));
     const mistakes = MISTAKES.map((mistake, i) => {
       writeFileSync(dir.path(`mistake-${i}.ts`), `${MISTAKE_PRELUDE}\n${mistake}\n`);
       return [`mistake-${i}.ts`, mistake] as const;
     });
-    const diagnostics = compile(['client.ts', ...mistakes.map(([file]) => file)]);
+    const diagnostics = compile(['client.ts', 'readme-client.ts', ...mistakes.map(([file]) => file)]);
     expect(diagnostics['client.ts']).toEqual([]);
+    expect(diagnostics['readme-client.ts']).toEqual([]);
     for (const [file, mistake] of mistakes) expect(diagnostics[file], mistake).not.toEqual([]);
   }, 120_000);
 
