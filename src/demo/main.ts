@@ -103,6 +103,7 @@ runMain(async () => {
       `  curl -H 'X-API-Key: ${key}' '${base}/api/v1/categories?locale=zh'`,
       `  curl -H 'X-API-Key: ${key}' '${base}/api/v1/search?locale=zh&q=%E6%BF%80%E5%85%89'   # q=激光`,
       `  curl '${base}/health'`,
+      `API reference in a browser: ${base}/docs`,
       '',
       'A scheduled article in each locale appears by itself within a few minutes.',
       `Manage keys: DATABASE_PATH=${shown(databasePath)} npm run keys -- list`,

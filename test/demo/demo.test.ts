@@ -65,6 +65,8 @@ describe('npm run demo', () => {
     };
     expect(search.meta.total).toBeGreaterThan(10);
     expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect(ready).toContain(`${base}/docs`);
+    expect((await fetch(`${base}/docs`)).status).toBe(200);
   }, 60_000);
 
   it('stops the API and the worker on Ctrl-C and exits 0', async () => {
