@@ -12,12 +12,15 @@ export interface Paging {
   pages: number;
 }
 
-function pageUrl(url: string, page: number): string {
+/** Builds the request's URL with another page; the query is parsed once per response. */
+function pageUrls(url: string): (page: number) => string {
   const at = url.indexOf('?');
   const path = at === -1 ? url : url.slice(0, at);
   const params = new URLSearchParams(at === -1 ? '' : url.slice(at + 1));
-  params.set('page', String(page));
-  return `${path}?${params.toString()}`;
+  return (page) => {
+    params.set('page', String(page));
+    return `${path}?${params.toString()}`;
+  };
 }
 
 /**
@@ -26,12 +29,12 @@ function pageUrl(url: string, page: number): string {
  * Undefined when there is nothing to link to.
  */
 export function linkHeader(url: string, { page, pages }: Paging): string | undefined {
+  if (pages === 0) return undefined;
+  const pageUrl = pageUrls(url);
   const links: string[] = [];
-  if (page < pages) links.push(`<${pageUrl(url, page + 1)}>; rel="next"`);
-  if (page > 1 && pages > 0) links.push(`<${pageUrl(url, Math.min(page - 1, pages))}>; rel="prev"`);
-  if (pages > 0) {
-    links.push(`<${pageUrl(url, 1)}>; rel="first"`);
-    links.push(`<${pageUrl(url, pages)}>; rel="last"`);
-  }
-  return links.length > 0 ? links.join(', ') : undefined;
+  if (page < pages) links.push(`<${pageUrl(page + 1)}>; rel="next"`);
+  if (page > 1) links.push(`<${pageUrl(Math.min(page - 1, pages))}>; rel="prev"`);
+  links.push(`<${pageUrl(1)}>; rel="first"`);
+  links.push(`<${pageUrl(pages)}>; rel="last"`);
+  return links.join(', ');
 }
