@@ -127,6 +127,11 @@ describe.skipIf(!existsSync(CHROMIUM))('GET /docs in headless Chromium', () => {
     const opened = await page.textContent('#operations-Articles-getArticle');
     for (const text of ['304', 'article_removed', 'not_found', 'If-None-Match']) expect(opened, text).toContain(text);
     expect(await page.textContent('#getting-started')).toContain('X-API-Key');
+    // And the schemas, rendered from the zod-generated components.
+    await page.click('.models-control');
+    await page.waitForSelector('.models .json-schema-2020-12__title');
+    const titles = await page.$$eval('.models .json-schema-2020-12__title', (els) => els.map((e) => e.textContent));
+    expect(titles.sort()).toEqual(Object.keys(doc.components.schemas).sort());
 
     const screenshot = dir.path('docs.png');
     await page.screenshot({ path: screenshot, fullPage: true });

@@ -13,14 +13,15 @@ import { notModified } from '../conditional.js';
  * may block. No key needed, like the document itself.
  */
 
-// Swagger UI needs its own script and stylesheet from this origin and sets inline style
-// attributes; data: images are its icons. No inline script (the initializer is docs.js), no
-// other origin. Only the page and its assets get this policy; the API keeps helmet's.
+// Swagger UI needs its own script and stylesheet from this origin (it sets styles through
+// the DOM, which style-src does not govern); data: images are its icons. No inline script or
+// style (the initializer is docs.js), no other origin. Only the page and its assets get this
+// policy; the API keeps helmet's.
 const DOCS_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "script-src-attr 'none'",
-  "style-src 'self' 'unsafe-inline'",
+  "style-src 'self'",
   "img-src 'self' data:",
   "font-src 'self' data:",
   "connect-src 'self'",
