@@ -22,5 +22,5 @@ export function createSearchEngine(config: SearchConfig, logger: Logger): Search
 export function createSearchIndexer(config: SearchConfig, logger: Logger): SearchIndexer | undefined {
   if (!config.meilisearch) return undefined;
   const { host, apiKey, timeoutMs, indexPrefix } = config.meilisearch;
-  return new MeilisearchIndexer(createMeiliClient({ host, apiKey, timeoutMs }), indexPrefix, loadMeiliIndexConfig(), logger);
+  return new MeilisearchIndexer({ host, apiKey, timeoutMs }, indexPrefix, loadMeiliIndexConfig(), logger);
 }
