@@ -152,6 +152,9 @@ describe('the configured engine and indexer, end to end', () => {
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.map((a: { slug: string }) => a.slug)).toEqual(['laser-cutting']);
       expect(fake.requests.slice(from).map((r) => r.path)).toEqual([`/indexes/${prefix}_en/search`]);
+      // A search-only key may not read the version: health says so with null, and is still ok.
+      const health = await api.request.get('/health');
+      expect(health.body.search).toMatchObject({ engine: 'meilisearch', status: 'ok', version: null, indexes: { en: { status: 'ok', documents: 1 } } });
 
       fake.setHang(true);
       try {
