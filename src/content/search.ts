@@ -32,10 +32,11 @@ export async function searchArticles(
   view: LocaleView,
   engine: SearchEngine,
   params: SearchParams,
+  maxDepth = MAX_SEARCH_DEPTH,
 ): Promise<ArticlePage> {
   const offset = (params.page - 1) * params.limit;
   // Past the depth cap the engine is asked for the total only (no hits to rank).
-  const beyond = offset >= MAX_SEARCH_DEPTH;
+  const beyond = offset >= maxDepth;
   const hits = await engine.search(store.session(), {
     ...params,
     page: beyond ? 1 : params.page,
@@ -45,7 +46,7 @@ export async function searchArticles(
     exposure: view.exposure(params.now, params.section),
     contentTag: view.contentTag(params.now),
   });
-  const ids = hits.ids.slice(0, Math.max(0, MAX_SEARCH_DEPTH - offset));
+  const ids = hits.ids.slice(0, Math.max(0, maxDepth - offset));
   // The engine may have awaited a server: take a fresh session, the old one may be closed.
   const articles = hydrate(store.session(), ids, params.now);
   const dropped = ids.length - articles.length;
