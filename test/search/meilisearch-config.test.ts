@@ -208,6 +208,8 @@ describe('meilisearch.config.json', () => {
     ['batchSize 0', JSON.stringify({ ...valid(), batchSize: 0 }), 'batchSize'],
     ['batchSize 1.5', JSON.stringify({ ...valid(), batchSize: 1.5 }), 'batchSize'],
     ['taskTimeoutMs 10', JSON.stringify({ ...valid(), taskTimeoutMs: 10 }), 'taskTimeoutMs'],
+    ['batchBytes past 90 MB (Meilisearch refuses 100 MB)', JSON.stringify({ ...valid(), batchBytes: 100_000_000 }), 'batchBytes'],
+    ['taskTimeoutMsPerMb -1', JSON.stringify({ ...valid(), taskTimeoutMsPerMb: -1 }), 'taskTimeoutMsPerMb'],
   ];
 
   it.each(cases)('refuses %s with a ConfigError naming the file and what is wrong', (_name, content, detail) => {

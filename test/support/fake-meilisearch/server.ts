@@ -183,7 +183,17 @@ export async function startFakeMeilisearch(options: FakeMeilisearchOptions = {})
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       if (body === null) {
         requests.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), body: '(payload too large)' });
-        // actix's payload limit (http_payload_size_limit), checked before any route runs.
+        // The key is checked first (the GuardedData extractor comes before the body's), then
+        // actix's payload limit (http_payload_size_limit).
+        if (options.masterKey !== undefined && url.pathname !== '/health') {
+          const segments = url.pathname.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+          try {
+            authorize(req.headers.authorization, options.masterKey, options.apiKeys ?? [], authTarget(req.method ?? 'GET', segments, undefined));
+          } catch (err) {
+            if (err instanceof MeiliError) return send(res, { status: err.status, body: err.body() });
+            throw err;
+          }
+        }
         const message = `The provided payload reached the size limit. The maximum accepted payload size is ${binarySize(payloadLimit)}.`;
         send(res, { status: 413, body: errorBody('payload_too_large', message) });
         return;
