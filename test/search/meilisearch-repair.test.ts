@@ -4,7 +4,7 @@ import type { Locale } from '../../src/locale.js';
 import { documentBatches } from '../../src/search/meilisearch/batches.js';
 import type { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
 import { readUnsynced } from '../../src/search/meilisearch/unsynced.js';
-import { addKey, startApi, testClock } from '../support/api.js';
+import { addKey, memoryLogger, startApi, testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { startFakeMeilisearch, type FakeMeilisearch, type FakeMeilisearchOptions, type RequestLogEntry } from '../support/fake-meilisearch.js';
 import { meiliFixture, testIndexConfig, type MeiliFixture } from '../support/meili-fixture.js';
@@ -119,6 +119,28 @@ describe('the server version', () => {
     expect(writes(requests)).toEqual([]);
     expect(s.fake.indexUids()).toEqual([]);
     expect(getWorkerState(s.worker.db, REBUILD_FLAG)).toBeDefined();
+  });
+});
+
+describe('the server version, seen by the API', () => {
+  it('refuses a server older than 1.16: search answers 503, /health and the log say why', async () => {
+    const s = await setup({ fake: { version: '1.15.2' } });
+    const logs = memoryLogger('info');
+    const engine = s.meili.engine({ logger: logs.logger });
+    await engine.verifyServer();
+    expect(logs.lines.join('\n')).toMatch(/Meilisearch 1\.15\.2 is older than 1\.16\.0/);
+    const key = addKey(s.dbPath).key;
+    // The snapshot needs content for search to reach the engine.
+    await s.worker.run('full');
+    const api = await startApi({ databasePath: s.dbPath, clock: s.clock, engine });
+    cleanups.push(() => api.close());
+    const res = await api.request.get('/api/v1/search').query({ q: 'xenon' }).set('X-API-Key', key);
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('service_unavailable');
+    const health = await api.request.get('/health');
+    expect(health.body.search).toMatchObject({ status: 'unavailable' });
+    expect(health.body.search.detail).toMatch(/older than 1\.16\.0/);
+    expect(s.fake.requests.filter((r) => r.path.endsWith('/search'))).toEqual([]);
   });
 });
 

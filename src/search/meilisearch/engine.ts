@@ -102,6 +102,20 @@ export class MeilisearchEngine implements SearchEngine {
     }
   }
 
+  /**
+   * Reads the server's version at start-up, so the log says at once whether this API can use
+   * the server (or why not); never throws: searches check again until it succeeds.
+   */
+  async verifyServer(): Promise<void> {
+    try {
+      await this.checkVersion();
+      if (this.version === null) this.logger.info({ search: this.name }, 'Meilisearch version not readable with this key (no `version` action): not checked');
+      else this.logger.info({ search: this.name, version: this.version }, `Meilisearch ${this.version}`);
+    } catch (error) {
+      this.logger.error({ search: this.name, reason: describeMeiliError(error) }, `Meilisearch not usable yet: ${describeMeiliError(error)}`);
+    }
+  }
+
   async health(): Promise<EngineHealth> {
     const base = { engine: this.name };
     try {
