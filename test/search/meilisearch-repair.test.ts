@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { getWorkerState } from '../../src/db/sync-runs.js';
 import type { Locale } from '../../src/locale.js';
 import { documentBatches } from '../../src/search/meilisearch/batches.js';
+import { meiliQueryText } from '../../src/search/meilisearch/query.js';
+import { normalizeQuery } from '../../src/search/normalize.js';
 import type { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
 import { readUnsynced } from '../../src/search/meilisearch/unsynced.js';
 import { addKey, memoryLogger, startApi, testClock } from '../support/api.js';
@@ -284,5 +286,18 @@ describe('an update that failed', () => {
     expect((await run(s, 'incremental')).status).toBe('succeeded');
     expect(readUnsynced(s.worker.db, 'en')).toEqual([]);
     expectInStep(s);
+  });
+});
+
+describe('the q sent to Meilisearch', () => {
+  it('keeps Chinese words written together, so that jieba cuts the query as it cut the documents', () => {
+    const text = (q: string) => meiliQueryText(q, normalizeQuery(q));
+    expect(text('飞秒')).toBe('飞秒');
+    expect(text('激光设备')).toBe('激光设备');
+    expect(text('激光 设备')).toBe('激光 设备');
+    expect(text('-laser "cutting" 激光')).toBe('laser cutting 激光');
+    expect(text('laser laser cutting')).toBe('laser cutting');
+    // Never empty when there are words: an empty q is Meilisearch's placeholder search.
+    for (const q of ['-- laser', '"x" ab', '激光激光']) expect(text(q)).not.toBe('');
   });
 });

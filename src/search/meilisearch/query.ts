@@ -31,5 +31,7 @@ export function meiliQueryText(q: string, normalized: NormalizedQuery): string {
     previousEnd = s.index + s.segment.length;
     previousHan = han;
   }
-  return out.join(' ');
+  // Never an empty q (Meilisearch's placeholder search finds everything): should the words
+  // ever differ from what this segmentation finds, send them as normalizeQuery joined them.
+  return used.size === keep.size ? out.join(' ') : normalized.text;
 }
