@@ -1,5 +1,4 @@
 import express from 'express';
-import helmet from 'helmet';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Catalog } from './content/catalog.js';
 import type { SnapshotStore } from './db/snapshot-store.js';
@@ -8,6 +7,7 @@ import { errorHandler, onlyReads, unknownPath } from './http/error-handler.js';
 import { createFastPath } from './http/fast-path.js';
 import { RateLimiter, type RateLimitSettings } from './http/rate-limit.js';
 import { ResponseCache } from './http/representation.js';
+import { securityHeaders } from './http/security-headers.js';
 import { requestLog, type ResponseHook } from './http/request-log.js';
 import { contentRoutes } from './http/routes/content.js';
 import { metaRoutes } from './http/routes/meta.js';
@@ -60,13 +60,12 @@ export function createApp(deps: AppDeps): App {
   app.use(errorHandler(deps.logger));
 
   const begin = requestLog(deps.logger, deps.onResponse);
-  const secure = helmet();
+  const secure = securityHeaders();
   const fastPath = createFastPath({ ...keyCheck, catalog, cache });
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     begin(req, res);
-    secure(req, res, () => {
-      if (!fastPath(req, res)) app(req, res);
-    });
+    secure(res);
+    if (!fastPath(req, res)) app(req, res);
   };
   return Object.assign(listener, { limiter });
 }

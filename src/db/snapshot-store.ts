@@ -31,6 +31,13 @@ export class SnapshotStore {
   private generation = 0;
   private connection = 0;
   private lastProblem: string | undefined;
+  /** The file's identity was checked in this turn of the event loop (see session()). */
+  private fileChecked = false;
+  private readonly endTurn = () => {
+    this.fileChecked = false;
+  };
+  /** Reused while nothing changed: a new object only when the generation moves. */
+  private current: StoreSession | undefined;
 
   constructor(
     private readonly path: string,
@@ -38,26 +45,37 @@ export class SnapshotStore {
     private readonly logger: Logger,
   ) {}
 
-  /** An open connection and its generation, or a ServiceUnavailableError. */
+  /**
+   * An open connection and its generation, or a ServiceUnavailableError. data_version is read
+   * on every call, so a commit by another process (a revocation) is seen by the very next
+   * request. The file's identity (a stat) is checked once per turn of the event loop: the
+   * requests read from the sockets in one turn share it, which under load turns a system call
+   * per request into one per batch, while any later turn sees a replaced or removed file.
+   */
   session(): StoreSession {
     try {
-      const inode = this.currentInode();
-      if (this.db && inode !== this.inode) this.drop('the database file was replaced or removed');
-      if (!this.db) {
-        if (inode === 0) throw Object.assign(new Error('database file not found'), { code: 'ENOENT' });
-        this.db = openReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
-        this.inode = inode;
-        this.dataVersion = -1;
-        this.connection += 1;
+      if (!this.fileChecked || !this.db) {
+        const inode = this.currentInode();
+        if (this.db && inode !== this.inode) this.drop('the database file was replaced or removed');
+        if (!this.db) {
+          if (inode === 0) throw Object.assign(new Error('database file not found'), { code: 'ENOENT' });
+          this.db = openReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
+          this.inode = inode;
+          this.dataVersion = -1;
+          this.connection += 1;
+        }
+        this.fileChecked = true;
+        setImmediate(this.endTurn);
       }
       // data_version changes when another connection commits: one cheap call per request.
       const version = prepared(this.db).dataVersion.get() as number;
-      if (version !== this.dataVersion) {
+      if (version !== this.dataVersion || this.current === undefined) {
         this.dataVersion = version;
         this.generation += 1;
+        this.current = { db: this.db, generation: this.generation, connection: this.connection };
       }
-      this.recovered();
-      return { db: this.db, generation: this.generation, connection: this.connection };
+      if (this.lastProblem !== undefined) this.recovered();
+      return this.current;
     } catch (error) {
       throw this.failed(error);
     }
@@ -84,6 +102,7 @@ export class SnapshotStore {
   }
 
   close(): void {
+    this.current = undefined;
     this.db?.$client.close();
     this.db = undefined;
   }
@@ -124,6 +143,7 @@ export class SnapshotStore {
       // Closing a connection to a broken file may fail too; it is being discarded anyway.
     }
     this.db = undefined;
+    this.current = undefined;
     this.generation += 1;
     this.logger.warn({ store: 'sqlite', reason }, 'closed the snapshot connection');
   }

@@ -36,7 +36,7 @@ interface Bucket {
   intervalMs: number;
   /** Requests this process accepts at once from an idle key. */
   burst: number;
-  /** When the bucket is full again (GCRA's theoretical arrival time), in ms. */
+  /** When the bucket is full again (GCRA's theoretical arrival time), in ms since `epoch`. */
   fullAt: number;
   policy: string;
 }
@@ -50,6 +50,10 @@ export class RateLimiter {
   private refused = 0;
   private admitted = 0;
 
+  // Times are kept relative to the first request: added to an absolute Date.now(), a high
+  // rate's interval (6e-5 ms at 1e9 per minute) would be lost to rounding.
+  private epoch: number | undefined;
+
   constructor(private readonly settings: RateLimitSettings) {}
 
   get enabled(): boolean {
@@ -57,8 +61,10 @@ export class RateLimiter {
   }
 
   /** Charges one request to the key, or refuses it; undefined when rate limiting is off. */
-  take(key: VerifiedKey, now: number): RateDecision | undefined {
+  take(key: VerifiedKey, at: number): RateDecision | undefined {
     if (!this.enabled) return undefined;
+    this.epoch ??= at;
+    const now = at - this.epoch;
     const bucket = this.bucketOf(key, now);
     const start = Math.max(bucket.fullAt, now);
     const tolerance = (bucket.burst - 1) * bucket.intervalMs;
@@ -74,7 +80,8 @@ export class RateLimiter {
     this.admitted += 1;
     bucket.fullAt = start + bucket.intervalMs;
     const ahead = bucket.fullAt - now;
-    const remaining = Math.max(0, Math.floor((bucket.burst * bucket.intervalMs - ahead) / bucket.intervalMs + 1e-9));
+    // Whole requests left; the epsilon absorbs rounding when `ahead` is a whole number of intervals.
+    const remaining = Math.max(0, Math.floor(bucket.burst - ahead / bucket.intervalMs + 1e-6));
     return {
       allowed: true,
       policy: bucket.policy,
@@ -101,7 +108,8 @@ export class RateLimiter {
       perMinute,
       intervalMs: (60_000 * processes) / perMinute,
       burst: Math.max(1, Math.ceil(burst / processes)),
-      fullAt: known?.fullAt ?? now,
+      // A new or changed rate starts with a full bucket.
+      fullAt: now,
       // q requests per w seconds, w rounded up: a client that follows it is never refused.
       policy: `${POLICY_NAME};q=${burst};w=${window}`,
     };
