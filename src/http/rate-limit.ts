@@ -10,7 +10,7 @@ import type { VerifiedKey } from '../keys/verifier.js';
  */
 
 export interface RateLimitSettings {
-  /** Default requests per minute per key; 0 turns rate limiting off. */
+  /** Default requests per minute per key; 0: no limit for keys without their own rate. */
   perMinute: number;
   /** The burst, as seconds' worth of a key's rate that it may send at once. */
   burstSeconds: number;
@@ -56,16 +56,14 @@ export class RateLimiter {
 
   constructor(private readonly settings: RateLimitSettings) {}
 
-  get enabled(): boolean {
-    return this.settings.perMinute > 0;
-  }
-
-  /** Charges one request to the key, or refuses it; undefined when rate limiting is off. */
+  /** Charges one request to the key, or refuses it; undefined when the key has no limit. */
   take(key: VerifiedKey, at: number): RateDecision | undefined {
-    if (!this.enabled) return undefined;
+    // A key's own rate wins; the default of 0 means "no limit" for keys without one.
+    const perMinute = key.rateLimitPerMinute !== null && key.rateLimitPerMinute > 0 ? key.rateLimitPerMinute : this.settings.perMinute;
+    if (perMinute <= 0) return undefined;
     this.epoch ??= at;
     const now = at - this.epoch;
-    const bucket = this.bucketOf(key, now);
+    const bucket = this.bucketOf(key.id, perMinute, now);
     const start = Math.max(bucket.fullAt, now);
     const tolerance = (bucket.burst - 1) * bucket.intervalMs;
     if (start - now > tolerance) {
@@ -95,9 +93,8 @@ export class RateLimiter {
     return { admitted: this.admitted, refused: this.refused, keys: this.buckets.size };
   }
 
-  private bucketOf(key: VerifiedKey, now: number): Bucket {
-    const perMinute = key.rateLimitPerMinute !== null && key.rateLimitPerMinute > 0 ? key.rateLimitPerMinute : this.settings.perMinute;
-    const known = this.buckets.get(key.id);
+  private bucketOf(id: number, perMinute: number, now: number): Bucket {
+    const known = this.buckets.get(id);
     if (known && known.perMinute === perMinute) return known;
     if (this.buckets.size >= 10_000) this.forgetIdle(now);
     const processes = Math.max(1, this.settings.processes);
@@ -113,7 +110,7 @@ export class RateLimiter {
       // q requests per w seconds, w rounded up: a client that follows it is never refused.
       policy: `${POLICY_NAME};q=${burst};w=${window}`,
     };
-    this.buckets.set(key.id, bucket);
+    this.buckets.set(id, bucket);
     return bucket;
   }
 

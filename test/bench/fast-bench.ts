@@ -19,6 +19,8 @@ export type Measured = LoadResult & { cpuUsPerRequest: number };
 export interface FastPathFigures {
   rounds: number;
   pinned: boolean;
+  /** Medians over the rounds of each round's own ratios (measured minutes apart at most). */
+  ratios: { listRps: number; listCpu: number; detailRps: number; detailCpu: number; limiterCpu: number; limiterRps: number };
   bareHttp: Measured;
   list: Measured;
   listNoLimit: Measured;
@@ -89,9 +91,22 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
       runs.listNoLimit.push(await measure(`${unlimited.base}${listPath}`, headers, unlimited.child));
       runs.detail.push(await measure(`${limited.base}${detailPath}`, headers, limited.child));
     }
+    const ratio = (f: (i: number) => number) => {
+      const values = runs.bareHttp.map((_, i) => f(i)).sort((a, b) => a - b);
+      return values[Math.floor(values.length / 2)]!;
+    };
+    const { bareHttp: b, list: l, listNoLimit: n, detail: d } = runs;
     return {
       rounds: ROUNDS,
       pinned: taskset !== null,
+      ratios: {
+        listRps: ratio((i) => l[i]!.rps / b[i]!.rps),
+        listCpu: ratio((i) => b[i]!.cpuUsPerRequest / l[i]!.cpuUsPerRequest),
+        detailRps: ratio((i) => d[i]!.rps / b[i]!.rps),
+        detailCpu: ratio((i) => b[i]!.cpuUsPerRequest / d[i]!.cpuUsPerRequest),
+        limiterCpu: ratio((i) => l[i]!.cpuUsPerRequest / n[i]!.cpuUsPerRequest - 1),
+        limiterRps: ratio((i) => 1 - l[i]!.rps / n[i]!.rps),
+      },
       bareHttp: median(runs.bareHttp),
       list: median(runs.list),
       listNoLimit: median(runs.listNoLimit),

@@ -59,9 +59,10 @@ describe('RateLimiter', () => {
     expect(/r=(\d+)/.exec(second.current)![1]).toBe('166666665');
   });
 
-  it('is off with a default of 0 and no override', () => {
+  it('leaves keys without their own rate unlimited when the default is 0, and still limits the others', () => {
     const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 10, processes: 1 });
     expect(limiter.take(key(1), T0)).toBeUndefined();
+    expect(burst(limiter, key(2, 60), T0)).toBe(10);
   });
 
   it('refuses with a 503 rate_limited that carries Retry-After and the RateLimit fields', () => {
