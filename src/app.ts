@@ -2,6 +2,7 @@ import express from 'express';
 import helmet from 'helmet';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Catalog } from './content/catalog.js';
+import type { KeysStore } from './db/keys-store.js';
 import type { SnapshotStore } from './db/snapshot-store.js';
 import { requireApiKey } from './http/api-key.js';
 import { errorHandler, onlyReads, unknownPath } from './http/error-handler.js';
@@ -17,6 +18,8 @@ import { systemClock, type Clock } from './time.js';
 
 export interface AppDeps {
   store: SnapshotStore;
+  /** The keys database (KEYS_DATABASE_PATH): the API reads keys there, never in the snapshot. */
+  keysStore: KeysStore;
   engine: SearchEngine;
   logger: Logger;
   clock?: Clock;
@@ -30,7 +33,7 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): RequestListener {
   const clock = deps.clock ?? systemClock;
-  const keys = new KeyVerifier();
+  const keys = new KeyVerifier(clock);
   const catalog = new Catalog();
   const cache = new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
 
@@ -42,14 +45,14 @@ export function createApp(deps: AppDeps): RequestListener {
   app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock }));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
-  app.use('/api/v1', requireApiKey(deps.store, keys));
+  app.use('/api/v1', requireApiKey(deps.store, deps.keysStore, keys));
   app.use(contentRoutes({ store: deps.store, catalog, engine: deps.engine, cache, clock }));
   app.use(unknownPath);
   app.use(errorHandler(deps.store, deps.logger));
 
   const log = requestLog(deps.logger);
   const secure = helmet();
-  const fastPath = createFastPath({ store: deps.store, keys, catalog, cache, clock });
+  const fastPath = createFastPath({ store: deps.store, keysStore: deps.keysStore, keys, catalog, cache, clock });
   return (req: IncomingMessage, res: ServerResponse) => {
     log(req, res, () => {
       secure(req, res, () => {

@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 
@@ -40,6 +40,15 @@ const common = {
   DATABASE_PATH: optional(z.string()).default('data/syndication.db'),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })).default('info'),
 };
+
+// The keys database lives beside the snapshot unless told otherwise (see the README).
+const keysPath = {
+  KEYS_DATABASE_PATH: optional(z.string()),
+};
+
+function keysDatabasePath(v: { DATABASE_PATH: string; KEYS_DATABASE_PATH?: string }): string {
+  return resolve(v.KEYS_DATABASE_PATH ?? join(dirname(resolve(v.DATABASE_PATH)), 'keys.db'));
+}
 
 const meili = {
   SEARCH_ENGINE: optional(z.enum(['sqlite', 'meilisearch'], { error: 'must be "sqlite" or "meilisearch"' })),
@@ -92,6 +101,7 @@ function searchConfig(values: { SEARCH_ENGINE?: 'sqlite' | 'meilisearch'; MEILI_
 
 const apiSchema = z.object({
   ...common,
+  ...keysPath,
   ...meili,
   PORT: optional(int(0, 65_535)).default(3000),
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
@@ -103,6 +113,7 @@ export interface ApiConfig {
   port: number;
   host: string;
   databasePath: string;
+  keysDatabasePath: string;
   busyTimeoutMs: number;
   logLevel: string;
   responseCacheBytes: number;
@@ -115,6 +126,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     port: v.PORT,
     host: v.HOST,
     databasePath: resolve(v.DATABASE_PATH),
+    keysDatabasePath: keysDatabasePath(v),
     busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
     logLevel: v.LOG_LEVEL,
     responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
@@ -185,17 +197,24 @@ export function loadWorkerConfig(env: Env): Readonly<WorkerConfig> {
 
 const cliSchema = z.object({
   ...common,
+  ...keysPath,
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(60_000),
 });
 
 export interface CliConfig {
+  /** The snapshot: read for `keys init`'s import and `backup --snapshot`, never written. */
   databasePath: string;
+  keysDatabasePath: string;
   busyTimeoutMs: number;
 }
 
 export function loadCliConfig(env: Env): Readonly<CliConfig> {
   const v = parse(cliSchema, env);
-  return Object.freeze({ databasePath: resolve(v.DATABASE_PATH), busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS });
+  return Object.freeze({
+    databasePath: resolve(v.DATABASE_PATH),
+    keysDatabasePath: keysDatabasePath(v),
+    busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
+  });
 }
 
 /** The CMS settings, for the commands that read the CMS. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../content/catalog.js';
+import type { KeysStore } from '../db/keys-store.js';
 import type { SnapshotStore } from '../db/snapshot-store.js';
 import type { KeyVerifier } from '../keys/verifier.js';
 import type { Clock } from '../time.js';
@@ -8,6 +9,7 @@ import { sendRepresentation, type ResponseCache } from './representation.js';
 
 export interface FastPathDeps {
   store: SnapshotStore;
+  keysStore: KeysStore;
   keys: KeyVerifier;
   catalog: Catalog;
   cache: ResponseCache;
@@ -26,14 +28,14 @@ const PREFIX = '/api/v1/';
  * it does not recognise) returns false and Express handles the request from the start, so
  * every error response still comes from the one error handler.
  */
-export function createFastPath({ store, keys, catalog, cache, clock }: FastPathDeps) {
+export function createFastPath({ store, keysStore, keys, catalog, cache, clock }: FastPathDeps) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !req.url?.startsWith(PREFIX)) return false;
     try {
       const query = req.url.indexOf('?');
       const path = req.url.slice(PREFIX.length, query === -1 ? undefined : query);
       const session = store.session();
-      const keyId = keys.verify(req.headers['x-api-key'] as string | undefined, session).id;
+      const keyId = keys.verify(req.headers['x-api-key'] as string | undefined, keysStore.session()).id;
       const now = clock();
       let resolved;
       if (path === 'articles') resolved = resolveList(req, session, catalog, now);

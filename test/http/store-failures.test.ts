@@ -5,7 +5,8 @@ import { openWriter } from '../../src/db/connection.js';
 import { migrations } from '../../src/db/migrate.js';
 import { generateKey, hashKey, displayPrefix } from '../../src/keys/format.js';
 import { healthSchema } from '../../src/http/response-schemas.js';
-import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
+import { addKey, keysPathFor, startApi, testClock, type TestApi } from '../support/api.js';
+import { openKeys } from '../../src/keys/open.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir, writeSnapshot, type SnapshotContent } from '../support/snapshot-fixture.js';
 import { deepStrict, expectError, expectNoLeak, isoPlus, MINUTE } from './contract-helpers.js';
@@ -159,6 +160,10 @@ describe('a database whose schema is older than the code', () => {
     } finally {
       db.$client.close();
     }
+    // Synced, but the key is still only in the snapshot's old table, which the API no longer
+    // reads: `keys init` moves it into the keys database.
+    expectError(await api.request.get('/api/v1/articles').set('X-API-Key', key), 401, 'invalid_api_key');
+    openKeys(keysPathFor(path), path, { busyTimeoutMs: 5_000, create: true, importAlways: true }).db.$client.close();
     await expectAvailable(api, key);
   });
 
@@ -206,6 +211,10 @@ describe('a database that was never synced', () => {
     } finally {
       db.$client.close();
     }
+    // Synced, but the key is still only in the snapshot's old table, which the API no longer
+    // reads: `keys init` moves it into the keys database.
+    expectError(await api.request.get('/api/v1/articles').set('X-API-Key', key), 401, 'invalid_api_key');
+    openKeys(keysPathFor(path), path, { busyTimeoutMs: 5_000, create: true, importAlways: true }).db.$client.close();
     await expectAvailable(api, key);
   });
 });
