@@ -29,11 +29,12 @@ export async function backupDatabase(sourcePath: string, target: string, busyTim
     source.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
     ensureFolder(dirname(target));
     await source.backup(partial, { progress: ALL_PAGES });
+    selfContained(partial);
     checkIntegrity(partial);
     renameSync(partial, target);
   } finally {
     source.close();
-    rmSync(partial, { force: true });
+    for (const suffix of ['', '-wal', '-shm']) rmSync(partial + suffix, { force: true });
   }
   return { path: target, bytes: statSync(target).size };
 }
@@ -66,6 +67,9 @@ export async function restoreDatabase(
     try {
       copy.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
       prepare(copy);
+      // A restore into a missing file creates it from these pages: make it a WAL database,
+      // as the live one must be (readers never wait for writers).
+      copy.pragma('journal_mode = WAL');
       copy.pragma('wal_checkpoint(TRUNCATE)');
       await copy.backup(livePath, { progress: ALL_PAGES });
     } finally {
@@ -73,6 +77,20 @@ export async function restoreDatabase(
     }
   } finally {
     for (const suffix of ['', '-wal', '-shm']) rmSync(staged + suffix, { force: true });
+  }
+}
+
+/**
+ * The copy inherits WAL mode from its source; a backup is better as one file that can be
+ * copied anywhere as is, so it is switched to a rollback journal (restoring it into a WAL
+ * database keeps the live file in WAL mode).
+ */
+function selfContained(path: string): void {
+  const db = new Database(path, { fileMustExist: true });
+  try {
+    db.pragma('journal_mode = DELETE');
+  } finally {
+    db.close();
   }
 }
 

@@ -78,6 +78,8 @@ describe('keys backup', () => {
     const copy = new Database(backupPath, { readonly: true });
     try {
       expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
+      // One self-contained file, ready to copy off the host.
+      expect(copy.pragma('journal_mode', { simple: true })).toBe('delete');
       const rows = copy.prepare('SELECT id, partner, revoked_at FROM api_keys ORDER BY id').all() as { id: number; revoked_at: string | null }[];
       // One consistent moment: the first keys, then a gapless run of the writer's.
       expect(rows.slice(0, 3).map((r) => r.id)).toEqual([keys.a.id, keys.b.id, keys.c.id]);
@@ -119,6 +121,7 @@ describe('keys restore', () => {
     const backupRows = readRows(backupPath).length;
     const restored = await cliJson<Record<string, unknown>>(['restore', backupPath], keysPath, env);
     expect(restored).toEqual({ path: keysPath, keys: backupRows, revocations_kept: 0, keys_not_in_backup: 0 });
+    expect(readRows(keysPath, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
 
     server = await startServerProcess(env);
     expect(await status(keys.a.key)).toBe(200);
@@ -133,6 +136,7 @@ describe('keys restore', () => {
 
     const restored = await cliJson<{ revocations_kept: number; keys_not_in_backup: number }>(['restore', backupPath], keysPath, env);
     expect(restored).toMatchObject({ revocations_kept: 1, keys_not_in_backup: 1 });
+    expect(readRows(keysPath, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
 
     // The running API sees the restored database on its next request, without a restart.
     expect(await status(keys.a.key)).toBe(200);
