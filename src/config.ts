@@ -234,9 +234,12 @@ export interface DemoConfig {
   port: number;
   /** The demo's own snapshot, recreated at each start; its logs go beside it. */
   databasePath: string;
+  /** The demo's own keys database beside it, never the real `keys.db` of that folder. */
+  keysDatabasePath: string;
 }
 
 export function loadDemoConfig(env: Env): Readonly<DemoConfig> {
   const v = parse(demoSchema, env);
-  return Object.freeze({ port: v.PORT, databasePath: resolve(v.DATABASE_PATH) });
+  const databasePath = resolve(v.DATABASE_PATH);
+  return Object.freeze({ port: v.PORT, databasePath, keysDatabasePath: join(dirname(databasePath), 'demo-keys.db') });
 }
