@@ -281,24 +281,15 @@ describe('last-used time', () => {
 describe('partner names (no disguised or garbled names)', () => {
   const env = setup();
 
+  // Every character class is covered by test/unit/partner-name.test.ts; these go through the process.
   it.each([
     ['a right-to-left override', 'Acme\u202EaideM', 'U+202E'],
-    ['a left-to-right embedding', '\u202AAcme', 'U+202A'],
     ['isolates', '\u2066Acme\u2069', 'U+2066'],
     ['a zero-width space', 'Ac\u200Bme', 'U+200B'],
-    ['a right-to-left mark', 'Acme\u200F', 'U+200F'],
     ['a byte-order mark', '\uFEFFAcme', 'U+FEFF'],
-    ['a bell (C0 control)', 'Acme\u0007', 'U+0007'],
     ['a newline', 'Acme\nMedia', 'U+000A'],
-    ['a tab', 'Acme\tMedia', 'U+0009'],
     ['an escape sequence', 'Acme\u001B[2J', 'U+001B'],
-    ['DEL', 'Acme\u007F', 'U+007F'],
-    ['a C1 control (NEL)', 'Acme\u0085', 'U+0085'],
     ['a C1 control (CSI)', 'Acme\u009B2J', 'U+009B'],
-    ['a line separator', 'Acme\u2028Media', 'U+2028'],
-    ['a soft hyphen', 'Ac\u00ADme', 'U+00AD'],
-    ['an Arabic letter mark', 'Acme\u061C', 'U+061C'],
-    ['a tag character', 'Acme\u{E0041}', 'U+E0041'],
   ])('refuses %s in one line naming the character, exit 1, storing nothing', async (_name, partner, code) => {
     const message = expectOneLineFailure(await runCli(['create', '--partner', partner, '--create'], env.keys));
     expect(message).toContain(code);
