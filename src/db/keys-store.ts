@@ -91,6 +91,13 @@ export class KeysStore {
     return new ServiceUnavailableError(UNAVAILABLE_MESSAGE, reason, { cause: error });
   }
 
+  /** Health probe: a real query, so that a locked or unreadable keys database shows as down. */
+  probe(): KeysSession {
+    const session = this.session();
+    session.read((db) => db.$client.prepare('SELECT count(*) FROM api_keys').get());
+    return session;
+  }
+
   /** Writes pending last-used times now (tests; the API does it every minute and on close). */
   flushUsage(): void {
     this.usage.flush();

@@ -1,6 +1,6 @@
 import { keyRecords } from '../db/keys.js';
 import type { KeysSession } from '../db/keys-store.js';
-import { ApiKeyError } from '../errors.js';
+import { ApiKeyError, type ApiKeyErrorCode } from '../errors.js';
 import { systemClock, type Clock } from '../time.js';
 import { hashKey, isWellFormedKey, sameHash } from './format.js';
 
@@ -32,11 +32,31 @@ const INVALID = 'The API key is not valid; check that it was copied whole.';
 export class KeyVerifier {
   private generation = -1;
   private byHash = new Map<string, KnownKey>();
+  private readonly refused: Record<ApiKeyErrorCode, number> = {
+    missing_api_key: 0,
+    invalid_api_key: 0,
+    revoked_api_key: 0,
+    expired_api_key: 0,
+  };
 
   constructor(private readonly clock: Clock = systemClock) {}
 
+  /** Refusals by reason since start, for metrics (plain numbers; the metrics module formats them). */
+  stats(): { refused: Readonly<Record<ApiKeyErrorCode, number>> } {
+    return { refused: { ...this.refused } };
+  }
+
   /** Returns the key, or throws the 401 that fits (or the 503 when the keys cannot be read). */
   verify(header: string | undefined, session: KeysSession): VerifiedKey {
+    try {
+      return this.check(header, session);
+    } catch (error) {
+      if (error instanceof ApiKeyError) this.refused[error.code as ApiKeyErrorCode] += 1;
+      throw error;
+    }
+  }
+
+  private check(header: string | undefined, session: KeysSession): VerifiedKey {
     if (header === undefined || header.trim() === '') {
       throw new ApiKeyError('missing_api_key', 'Send your API key in the X-API-Key header.');
     }

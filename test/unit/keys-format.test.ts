@@ -268,3 +268,35 @@ describe('KeyVerifier over a real keys database file', () => {
     }
   });
 });
+
+describe('KeyVerifier.stats', () => {
+  it('counts refusals by reason, and nothing for accepted keys', () => {
+    const dir = tempDir('key-stats-test-');
+    const path = dir.path('keys.db');
+    const writer = openKeysWriter(path, { busyTimeoutMs: 5_000, create: true }).db;
+    const store = new KeysStore(path, 5_000, memoryLogger().logger);
+    try {
+      const clock = () => Date.parse('2026-11-01T12:00:00Z');
+      const good = createKey(writer, 'Good', clock);
+      const gone = createKey(writer, 'Gone', clock);
+      revokeKey(writer, gone.id, clock);
+      const verifier = new KeyVerifier(clock);
+      const attempt = (header: string | undefined) => {
+        try {
+          verifier.verify(header, store.session());
+        } catch {
+          // Counted below.
+        }
+      };
+      for (const header of [good.key, good.key, undefined, 'nope', generateKey(), gone.key, gone.key]) attempt(header);
+      expect(verifier.stats()).toEqual({
+        refused: { missing_api_key: 1, invalid_api_key: 2, revoked_api_key: 2, expired_api_key: 0 },
+      });
+      expect(store.probe().generation).toBeGreaterThan(0);
+    } finally {
+      store.close();
+      writer.$client.close();
+      dir.cleanup();
+    }
+  });
+});
