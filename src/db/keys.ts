@@ -105,28 +105,34 @@ export interface ImportResult {
 export function importSnapshotKeys(db: KeysDb, snapshotPath: string): ImportResult {
   const result: ImportResult = { imported: 0, alreadyPresent: 0 };
   if (!existsSync(snapshotPath)) return result;
-  const snapshot = new Database(snapshotPath, { readonly: true, fileMustExist: true });
+  let legacy: Pick<KeyRow, 'id' | 'partner' | 'prefix' | 'hash' | 'createdAt' | 'revokedAt'>[];
+  let snapshot: Database.Database | undefined;
   try {
+    snapshot = new Database(snapshotPath, { readonly: true, fileMustExist: true });
     const table = snapshot.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'api_keys'`).get();
     if (!table) return result;
-    const legacy = snapshot
+    legacy = snapshot
       .prepare('SELECT id, partner, prefix, hash, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id')
-      .all() as Pick<KeyRow, 'id' | 'partner' | 'prefix' | 'hash' | 'createdAt' | 'revokedAt'>[];
-    inTransaction(db, () => {
-      for (const row of legacy) {
-        if (db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.hash, row.hash)).get()) {
-          result.alreadyPresent += 1;
-          continue;
-        }
-        const idFree = !getKey(db, row.id);
-        const { id, ...rest } = row;
-        db.insert(apiKeys).values(idFree ? { id, ...rest } : rest).run();
-        result.imported += 1;
-      }
-    });
+      .all() as typeof legacy;
+  } catch (error) {
+    throw new Error(
+      `cannot read the old keys of the snapshot at ${snapshotPath} (${(error as Error).message}); fix DATABASE_PATH and run "npm run keys -- init" again`,
+    );
   } finally {
-    snapshot.close();
+    snapshot?.close();
   }
+  inTransaction(db, () => {
+    for (const row of legacy) {
+      if (db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.hash, row.hash)).get()) {
+        result.alreadyPresent += 1;
+        continue;
+      }
+      const idFree = !getKey(db, row.id);
+      const { id, ...rest } = row;
+      db.insert(apiKeys).values(idFree ? { id, ...rest } : rest).run();
+      result.imported += 1;
+    }
+  });
   return result;
 }
 

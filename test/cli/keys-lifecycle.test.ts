@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeysStore } from '../../src/db/keys-store.js';
 import { displayPrefix, generateKey, hashKey } from '../../src/keys/format.js';
@@ -109,6 +110,22 @@ describe('keys init: moving keys out of an existing snapshot', () => {
     const created = await create(other.keys, 'Newcomer');
     expect(created.id).toBe(2);
     expect((await list(other.keys)).map((k) => k.partner)).toEqual(['Acme Media', 'Newcomer']);
+  });
+
+  it('init over a snapshot it cannot read says so in one line, and imports once it can', async () => {
+    const other = setup();
+    const good = readFileSync(other.snapshot);
+    writeFileSync(other.snapshot, 'garbage, not a database; '.repeat(200));
+    const message = expectOneLineFailure(await runCli(['init'], other.keys));
+    expect(message).toContain(other.snapshot);
+    expect(message).toContain('DATABASE_PATH');
+    writeFileSync(other.snapshot, good);
+    const sqlite = new Database(other.snapshot);
+    sqlite
+      .prepare('INSERT INTO api_keys (partner, prefix, hash, created_at) VALUES (?, ?, ?, ?)')
+      .run('Acme Media', displayPrefix(LEGACY[0]!), hashKey(LEGACY[0]!), '2026-01-01T00:00:00Z');
+    sqlite.close();
+    expect(await cliJson(['init'], other.keys)).toMatchObject({ created: false, imported: 1 });
   });
 
   it('refuses a KEYS_DATABASE_PATH that points at the snapshot, and leaves the snapshot alone', async () => {
