@@ -1,6 +1,7 @@
 import express from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Catalog } from './content/catalog.js';
+import type { KeysStore } from './db/keys-store.js';
 import type { SnapshotStore } from './db/snapshot-store.js';
 import { requireApiKey, type KeyCheckDeps } from './http/api-key.js';
 import { errorHandler, onlyReads, unknownPath } from './http/error-handler.js';
@@ -18,6 +19,8 @@ import { systemClock, type Clock } from './time.js';
 
 export interface AppDeps {
   store: SnapshotStore;
+  /** The keys database (KEYS_DATABASE_PATH): the API reads keys there, never in the snapshot. */
+  keysStore: KeysStore;
   engine: SearchEngine;
   logger: Logger;
   clock?: Clock;
@@ -44,7 +47,7 @@ export function createApp(deps: AppDeps): App {
   const catalog = new Catalog();
   const cache = new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
   const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 1, ...deps.rateLimit, processes: deps.processes ?? 1 });
-  const keyCheck: KeyCheckDeps = { store: deps.store, keys: new KeyVerifier(), limiter, clock };
+  const keyCheck: KeyCheckDeps = { store: deps.store, keysStore: deps.keysStore, keys: new KeyVerifier(clock), limiter, clock };
 
   const app = express();
   app.disable('x-powered-by');
