@@ -51,6 +51,16 @@ const HEADERS: Record<string, Json> = {
       '</api/v1/articles?locale=en&limit=20&page=1>; rel="first", </api/v1/articles?locale=en&limit=20&page=8>; rel="last"',
   ),
   RetryAfter: { ...header('Seconds to wait before retrying.', '30'), schema: { type: 'integer', minimum: 1 } },
+  RateLimitPolicy: header(
+    "Your key's rate policy (IETF draft-ietf-httpapi-ratelimit-headers-10): `q` requests per `w` seconds. " +
+      'Sent on every answer to a valid key while a rate applies to it.',
+    '"default";q=100;w=10',
+  ),
+  RateLimit: header(
+    'Where you stand: `r` requests you may send now, `t` seconds until your whole burst is back. ' +
+      'Sent on every answer to a valid key while a rate applies to it.',
+    '"default";r=97;t=1',
+  ),
 };
 const HEADER_NAMES: Record<string, string> = {
   RequestId: 'X-Request-Id',
@@ -58,7 +68,10 @@ const HEADER_NAMES: Record<string, string> = {
   CacheControlNoStore: 'Cache-Control',
   LastModified: 'Last-Modified',
   RetryAfter: 'Retry-After',
+  RateLimitPolicy: 'RateLimit-Policy',
 };
+
+const RATE_HEADERS = ['RateLimitPolicy', 'RateLimit'];
 
 function header(description: string, example: string): Json {
   return { description, schema: { type: 'string' }, example };
@@ -86,7 +99,7 @@ const CONDITIONAL_PARAMETERS: Record<string, Json> = {
 };
 
 /** One response per status, each code of that status as a named example. */
-function errorResponses(codes: ErrorCode[]): Record<string, Json> {
+function errorResponses(codes: ErrorCode[], keyed: boolean): Record<string, Json> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
   const out: Record<string, Json> = {};
@@ -94,7 +107,13 @@ function errorResponses(codes: ErrorCode[]): Record<string, Json> {
     const retry = list.some((c) => 'retryAfter' in ERROR_CODES[c]);
     out[String(status)] = {
       description: list.map((c) => `\`${c}\`: ${ERROR_CODES[c].when}`).join('\n\n'),
-      headers: headers(['CacheControlNoStore', 'RequestId', ...(retry ? ['RetryAfter'] : [])]),
+      headers: headers([
+        'CacheControlNoStore',
+        'RequestId',
+        ...(retry ? ['RetryAfter'] : []),
+        // A 401 means the key was not valid: no rate to report.
+        ...(keyed && status !== 401 ? RATE_HEADERS : []),
+      ]),
       content: {
         'application/json': {
           schema: ref('schemas', 'Error'),
@@ -114,7 +133,7 @@ function errorResponses(codes: ErrorCode[]): Record<string, Json> {
 
 function operation(spec: OperationSpec): Json {
   const cacheHeaders = spec.cached ? ['CacheControl', 'Vary', 'ETag', 'LastModified', ...(spec.paged ? ['Link'] : [])] : [];
-  const okHeaders = headers([...cacheHeaders, ...(spec.okHeaders ?? []), 'RequestId']);
+  const okHeaders = headers([...cacheHeaders, ...(spec.okHeaders ?? []), 'RequestId', ...(spec.keyed ? RATE_HEADERS : [])]);
   const more = Object.fromEntries(
     Object.entries(spec.more ?? {}).map(([status, r]) => [
       status,
@@ -146,7 +165,7 @@ function operation(spec: OperationSpec): Json {
       ...(spec.cached
         ? { '304': { description: 'Not modified: your copy (If-None-Match, else If-Modified-Since) is current. No body.', headers: okHeaders } }
         : {}),
-      ...errorResponses(codes),
+      ...errorResponses(codes, spec.keyed),
       ...more,
     },
   };

@@ -33,7 +33,13 @@ beforeAll(async () => {
     ),
   });
   key = addKey(dbPath).key;
-  api = await startApi({ databasePath: dbPath, clock: testClock(NOW), publicBaseUrl: 'https://api.example.com' });
+  api = await startApi({
+    databasePath: dbPath,
+    clock: testClock(NOW),
+    publicBaseUrl: 'https://api.example.com',
+    // A rate, so that the RateLimit fields the document promises are sent.
+    rateLimit: { perMinute: 60_000, burstSeconds: 10 },
+  });
   doc = (await api.request.get('/api/v1/openapi.json')).body as Json;
 });
 
@@ -163,6 +169,18 @@ describe('the OpenAPI document', () => {
     expect(codesOf(byId.searchArticles!, '503')).toContain('search_busy');
     expect(codesOf(byId.listArticles!, '503')).not.toContain('search_busy');
     expect(byId.listArticles!.responses['404']).toBeUndefined();
+  });
+
+  it('documents the RateLimit fields on every answer to a valid key, and not on a 401', () => {
+    for (const { op } of operations()) {
+      const keyed = SAMPLES[op.operationId]!.keyed;
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        const names = headerNames(response);
+        const expected = keyed && status !== '401';
+        expect(names.includes('ratelimit-policy'), `${op.operationId} ${status}`).toBe(expected);
+        expect(names.includes('ratelimit'), `${op.operationId} ${status}`).toBe(expected);
+      }
+    }
   });
 
   it('documents the Link header on the two paginated operations only', () => {
