@@ -10,7 +10,10 @@ import { ResponseCache } from './http/representation.js';
 import { requestLog } from './http/request-log.js';
 import { contentRoutes } from './http/routes/content.js';
 import { metaRoutes } from './http/routes/meta.js';
+import { clientAddressResolver, compileTrust, type TrustProxy } from './http/client-address.js';
+import { metricSources } from './http/metric-sources.js';
 import { KeyVerifier } from './keys/verifier.js';
+import type { ApiMetrics } from './observability/api-metrics.js';
 import type { Logger } from './logger.js';
 import type { SearchEngine } from './search/engine.js';
 import { systemClock, type Clock } from './time.js';
@@ -21,6 +24,14 @@ export interface AppDeps {
   logger: Logger;
   clock?: Clock;
   responseCacheBytes?: number;
+  /** Request counts and scrape-time sources go here when metrics are on. */
+  metrics?: ApiMetrics;
+  /** Past this age of the snapshot /health says `degraded` (SNAPSHOT_MAX_AGE); 30 min by default. */
+  snapshotMaxAgeSeconds?: number;
+  /** API processes on this host (WEB_CONCURRENCY): the rate limiter's per-process share. */
+  processes?: number;
+  /** Express's `trust proxy` value (TRUST_PROXY); the request log uses the same rules. */
+  trustProxy?: TrustProxy;
 }
 
 /**
@@ -38,8 +49,10 @@ export function createApp(deps: AppDeps): RequestListener {
   app.disable('x-powered-by');
   // Validators are computed once per cached body (src/http/representation.ts), not by Express.
   app.set('etag', false);
+  app.set('trust proxy', compileTrust(deps.trustProxy ?? false));
   app.use(onlyReads);
-  app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock }));
+  const snapshotMaxAgeSeconds = deps.snapshotMaxAgeSeconds ?? 1_800;
+  app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock, snapshotMaxAgeSeconds }));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
   app.use('/api/v1', requireApiKey(deps.store, keys));
@@ -47,13 +60,17 @@ export function createApp(deps: AppDeps): RequestListener {
   app.use(unknownPath);
   app.use(errorHandler(deps.store, deps.logger));
 
-  const log = requestLog(deps.logger);
+  const log = requestLog(deps.logger, clientAddressResolver(deps.trustProxy ?? false));
   const secure = helmet();
   const fastPath = createFastPath({ store: deps.store, keys, catalog, cache, clock });
+  const metrics = deps.metrics;
+  metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
   return (req: IncomingMessage, res: ServerResponse) => {
+    metrics?.track(res);
     log(req, res, () => {
       secure(req, res, () => {
-        if (!fastPath(req, res)) app(req, res);
+        if (fastPath(req, res)) metrics?.servedByFastPath();
+        else app(req, res);
       });
     });
   };

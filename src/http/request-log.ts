@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../logger.js';
+import type { ClientAddress } from './client-address.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * One JSON line per request. Only the method, the path with its query and the partner's key
- * id are logged: never headers, so the key in X-API-Key cannot reach a log even if the
- * logger's redaction were misconfigured. The request id is echoed in X-Request-Id for support.
+ * One JSON line per request. Only the method, the path with its query, the client's address
+ * and the partner's key id are logged: never headers, so the key in X-API-Key cannot reach a
+ * log even if the logger's redaction were misconfigured. The request id is echoed in
+ * X-Request-Id for support.
  */
-export function requestLog(logger: Logger) {
+export function requestLog(logger: Logger, clientAddress: ClientAddress = (req) => req.socket.remoteAddress) {
   return pinoHttp({
     logger,
     genReqId(req: IncomingMessage, res: ServerResponse) {
@@ -20,7 +22,14 @@ export function requestLog(logger: Logger) {
       return id;
     },
     serializers: {
-      req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactKeys(req.url) }),
+      req: (req: IncomingMessage & { id: unknown }) => ({
+        id: req.id,
+        method: req.method,
+        url: redactKeys(req.url ?? ''),
+        // The partner's address (TRUST_PROXY decides which X-Forwarded-For hop), for support
+        // and abuse reports.
+        client: clientAddress(req),
+      }),
       res: (res: { statusCode: number }) => ({ status: res.statusCode }),
     },
     // Added to the line itself rather than through customProps, which builds a child logger
