@@ -14,8 +14,17 @@ type SnapshotHealth = NonNullable<Health['snapshot']>;
 
 const ageSeconds = (iso: string, now: number) => Math.max(0, Math.round((now - (parseIsoToMs(iso) ?? now)) / 1000));
 
-// A failed run's reason is for the operator; /health needs no key, so it is kept short.
+// /health needs no key: a failed run's reason is shown without addresses, paths or host
+// names (the whole text is in `npm run sync -- --status`), and kept short.
 const REASON_LENGTH = 200;
+
+export function publicReason(error: string): string {
+  return error
+    .replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<address>')
+    .replace(/(^|[\s(=:])\/[^\s),;]*/g, '$1<path>')
+    .replace(/\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[\w-]*[a-z][\w-]*(?:\.[\w-]+)+\b/gi, '<host>')
+    .slice(0, REASON_LENGTH);
+}
 
 /** The snapshot's state, or undefined when it has never been synced. */
 export function snapshotHealth(db: Db, now: number, maxAgeSeconds: number): SnapshotHealth | undefined {
@@ -47,7 +56,7 @@ function describeRun(run: SyncRunRow) {
     status: run.status === 'succeeded' ? ('succeeded' as const) : ('failed' as const),
     started_at: run.startedAt,
     finished_at: run.finishedAt,
-    error: run.error === null ? null : run.error.slice(0, REASON_LENGTH),
+    error: run.error === null ? null : publicReason(run.error),
   };
 }
 
