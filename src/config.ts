@@ -86,7 +86,9 @@ const meili = {
 };
 
 // Metrics are served on their own port, off unless one is set, on loopback unless told.
-const metricsHost = { METRICS_HOST: optional(z.string().min(1)).default('127.0.0.1') };
+const metricsHost = {
+  METRICS_HOST: optional(z.string().min(1)).default('127.0.0.1'),
+};
 
 // Secrets are never echoed back in an error message.
 const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY']);
