@@ -1,6 +1,7 @@
 import type { SnapshotStore } from '../db/snapshot-store.js';
 import { lastFinishedRun, lastSuccessfulCmsRun } from '../db/sync-runs.js';
 import { statsOf, type ApiMetricSources, type CacheStats, type SearchStats } from '../observability/api-metrics.js';
+import type { SearchEngine } from '../search/engine.js';
 import { parseIsoToMs, type Clock } from '../time.js';
 import { snapshotHealth } from './service-state.js';
 
@@ -14,7 +15,7 @@ export function metricSources(
   store: SnapshotStore,
   clock: Clock,
   maxAgeSeconds: number,
-  parts: { cache: unknown; engine: unknown },
+  parts: { cache: unknown; engine: SearchEngine },
 ): ApiMetricSources {
   const read = <T>(fn: (db: ReturnType<SnapshotStore['session']>['db']) => T): T | undefined => {
     try {
@@ -40,5 +41,6 @@ export function metricSources(
       }),
     cache: () => cache?.(),
     search: () => search?.(),
+    searchUp: async () => (await parts.engine.health()).status === 'ok',
   };
 }

@@ -61,7 +61,7 @@ function describeRun(run: SyncRunRow) {
 }
 
 /** Why the service is degraded, one sentence each; empty when it is not. */
-export function problemsOf(snapshot: SnapshotHealth, searchOk: boolean): string[] {
+export function problemsOf(snapshot: SnapshotHealth): string[] {
   const problems: string[] = [];
   if (snapshot.age_seconds > snapshot.max_age_seconds) {
     problems.push(`The snapshot is ${snapshot.age_seconds} s old, past SNAPSHOT_MAX_AGE (${snapshot.max_age_seconds} s).`);
@@ -69,6 +69,5 @@ export function problemsOf(snapshot: SnapshotHealth, searchOk: boolean): string[
   if (snapshot.last_attempt?.status === 'failed') {
     problems.push(`The last sync (${snapshot.last_attempt.kind}) failed: ${snapshot.last_attempt.error ?? 'no reason recorded'}.`);
   }
-  if (!searchOk) problems.push('The search engine is unavailable: search answers 503.');
   return problems;
 }

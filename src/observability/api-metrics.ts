@@ -55,6 +55,8 @@ export interface ApiMetricSources {
   sync(): SyncHealth | undefined;
   cache(): CacheStats | undefined;
   search(): SearchStats | undefined;
+  /** The search engine's own health check (Meilisearch is asked over HTTP). */
+  searchUp(): Promise<boolean>;
 }
 
 interface Children {
@@ -172,6 +174,16 @@ export class ApiMetrics {
     gauge('last_sync_failed', '1 when the last finished sync run failed (read from sync_runs).', () => {
       const sync = sources().sync?.();
       return sync === undefined ? undefined : Number(sync.lastAttemptFailed);
+    });
+    new Gauge({
+      name: `${P}search_engine_up`,
+      help: '1 when the search engine answers its health check, 0 when search answers 503.',
+      registers: [registry],
+      aggregator: 'min',
+      async collect() {
+        const up = sources().searchUp;
+        if (up) this.set(Number(await up()));
+      },
     });
     // Counts kept by their owners, exposed as counters (reset and re-set at each scrape).
     const counter = (name: string, help: string, read: () => number | undefined) =>

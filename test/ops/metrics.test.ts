@@ -80,6 +80,7 @@ describe('the API metrics endpoint (METRICS_PORT)', () => {
     expect(age).toBeLessThan(3_600);
     expect(m.value('syndication_last_sync_success_timestamp_seconds')).toBe(Date.parse('2026-01-01T00:01:00Z') / 1000);
     expect(m.value('syndication_last_sync_failed')).toBe(1);
+    expect(m.value('syndication_search_engine_up')).toBe(1);
     // The process's own metrics come with it.
     expect(m.value('process_resident_memory_bytes')).toBeGreaterThan(0);
   });

@@ -36,7 +36,7 @@ export function metaRoutes(deps: MetaDeps): Router {
       if (!snapshot) {
         throw new ServiceUnavailableError('The snapshot has not been synced yet.', 'no sync has completed yet');
       }
-      const problems = problemsOf(snapshot, search.status === 'ok');
+      const problems = problemsOf(snapshot);
       body = problems.length === 0 ? { status: 'ok', snapshot, search } : { status: 'degraded', problems, snapshot, search };
     } catch (error) {
       const failure = deps.store.failure(error);
