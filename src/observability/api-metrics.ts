@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { METRIC_PREFIX as P } from './registry.js';
+import { RequestStats } from './request-stats.js';
 
 /*
- * The API's metrics. Requests are counted once per response, on `finish`, with label children
- * bound once per (route, status) and reused: the cached fast path pays a map lookup, a counter
- * increment and a histogram observation. Everything else (cache, search pool, snapshot, sync
+ * The API's metrics. Requests are counted once per response, on `finish`, in plain numbers
+ * (src/observability/request-stats.ts): the cached fast path pays a listener, a Map lookup and
+ * a few additions. Everything else (cache, search pool, snapshot, sync
  * runs) is read when Prometheus scrapes, through callbacks, so its owners expose plain numbers.
  */
 
@@ -59,38 +60,20 @@ export interface ApiMetricSources {
   searchUp(): Promise<boolean>;
 }
 
-interface Children {
-  count: Counter.Internal;
-  seconds: Histogram.Internal<'route' | 'status'>;
-}
-
 type Tracked = ServerResponse & { [START]?: number; locals?: { errorCode?: unknown } };
 const START = Symbol('metricsStart');
 
 export class ApiMetrics {
-  private readonly requests: Counter;
-  private readonly duration: Histogram;
+  private readonly requests: RequestStats;
   private readonly keyRefusals: Counter;
   private readonly refusals: Counter;
-  private readonly fastPath: Counter;
-  private readonly children = new Map<string, Children>();
+  private fastPathCount = 0;
   private readonly onFinish: (this: Tracked) => void;
   private sources: Partial<ApiMetricSources> = {};
 
   constructor(readonly registry: Registry) {
-    this.requests = new Counter({
-      name: `${P}http_requests_total`,
-      help: 'Responses sent, by route and status.',
-      labelNames: ['route', 'status'],
-      registers: [registry],
-    });
-    this.duration = new Histogram({
-      name: `${P}http_request_duration_seconds`,
-      help: 'Time from the request to the end of its response, by route and status.',
-      labelNames: ['route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [registry],
-    });
+    this.requests = new RequestStats(registry);
+    // Refusals are rare (401, 503): prom-client's own counters are cheap enough there.
     this.keyRefusals = new Counter({
       name: `${P}key_refusals_total`,
       help: 'Requests refused with 401, by error code (missing, invalid, revoked, expired key).',
@@ -103,10 +86,15 @@ export class ApiMetrics {
       labelNames: ['reason'],
       registers: [registry],
     });
-    this.fastPath = new Counter({
+    const fastPathCount = () => this.fastPathCount;
+    new Counter({
       name: `${P}fast_path_responses_total`,
       help: 'Cached responses sent by the fast path, without entering Express.',
       registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(fastPathCount());
+      },
     });
     this.scraped(registry);
     const self = this;
@@ -118,11 +106,12 @@ export class ApiMetrics {
   /** Called once per request, before anything answers it. */
   track(res: ServerResponse): void {
     (res as Tracked)[START] = performance.now();
-    res.once('finish', this.onFinish);
+    // on, not once: once wraps the listener in a new closure per response; res is discarded after.
+    res.on('finish', this.onFinish);
   }
 
   servedByFastPath(): void {
-    this.fastPath.inc();
+    this.fastPathCount += 1;
   }
 
   /** Where scrape-time values come from; may be called again as parts land. */
@@ -132,16 +121,7 @@ export class ApiMetrics {
 
   private finished(res: Tracked): void {
     const status = res.statusCode;
-    const route = routeOf(res.req?.url);
-    const key = `${route} ${status}`;
-    let children = this.children.get(key);
-    if (!children) {
-      const labels = { route, status: String(status) };
-      children = { count: this.requests.labels(labels), seconds: this.duration.labels(labels) };
-      this.children.set(key, children);
-    }
-    children.count.inc();
-    children.seconds.observe((performance.now() - (res[START] ?? 0)) / 1000);
+    this.requests.record(routeOf(res.req?.url), status, (performance.now() - (res[START] ?? 0)) / 1000);
     if (status === 401 || status === 503) {
       const code = res.locals?.errorCode;
       if (typeof code !== 'string') return;
