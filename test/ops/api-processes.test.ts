@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openWriter } from '../../src/db/connection.js';
 import { revokeKey } from '../../src/keys/manage.js';
+import { runNode, SERVER_PATH } from '../cli/run-node.js';
 import { addKey } from '../support/api.js';
 import { killApis, spawnApi, type ApiProcess } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
@@ -129,6 +130,30 @@ describe('several API processes on one port (WEB_CONCURRENCY=2)', () => {
     api.child.kill('SIGTERM');
     expect((await api.exited).code).toBe(0);
     for (const pid of workers) expect(alive(pid)).toBe(false);
+  });
+});
+
+describe('the cluster primary', () => {
+  it('replaces an API process that dies, and keeps serving on the same port', async () => {
+    const { key } = addKey(dbPath, 'Resilient Partner');
+    const api = await spawnApi({ DATABASE_PATH: dbPath, WEB_CONCURRENCY: '2' }, { processes: 2 });
+    const listening = () => api.logs().filter((l) => l.msg?.toString().startsWith('API listening')).map((l) => l.pid as number);
+    const [first] = listening();
+    process.kill(first!, 'SIGKILL');
+    await expect.poll(() => listening().length, { timeout: 15_000 }).toBe(3);
+    expect(api.logs().some((l) => l.msg === 'an API process died: starting another' && l.level === 50)).toBe(true);
+    for (let i = 0; i < 4; i++) expect((await once(api, '/api/v1/articles', key)).status).toBe(200);
+  });
+
+  it('exits 1 with the reason when its processes cannot listen, instead of forking forever', async () => {
+    const taken = await spawnApi({ DATABASE_PATH: dbPath });
+    const port = new URL(taken.url).port;
+    const result = await runNode([SERVER_PATH], { DATABASE_PATH: dbPath, HOST: '127.0.0.1', PORT: port, WEB_CONCURRENCY: '2' }, { timeoutMs: 20_000 });
+    expect(result.timedOut).toBe(false);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`port ${port} is already in use`);
+    expect(result.stderr).toContain('An API process failed to start');
+    expect(result.stderr).not.toMatch(/^\s+at /m);
   });
 });
 
