@@ -43,7 +43,7 @@ function clientLogged(api: TestApi, requestId: string): unknown {
 
 async function send(api: TestApi, id: string, path: string, headers: Record<string, string>) {
   const res = await api.request.get(path).set({ 'X-Request-Id': id, ...headers });
-  await expect.poll(() => clientLogged(api, id) !== undefined).toBe(true);
+  await expect.poll(() => clientLogged(api, id) !== undefined, { timeout: 10_000 }).toBe(true);
   return { status: res.status, client: clientLogged(api, id) };
 }
 

@@ -111,7 +111,7 @@ describe('several API processes on one port (WEB_CONCURRENCY=2)', () => {
     expect(workers).toHaveLength(2);
 
     for (let i = 0; i < 6; i++) expect((await once(api, '/api/v1/articles', key)).status).toBe(200);
-    await expect.poll(() => new Set(answeredBy(api, id).map((a) => a.pid)).size).toBe(2);
+    await expect.poll(() => new Set(answeredBy(api, id).map((a) => a.pid)).size, { timeout: 10_000 }).toBe(2);
 
     revoke(id);
     for (let i = 0; i < 6; i++) {
@@ -120,7 +120,7 @@ describe('several API processes on one port (WEB_CONCURRENCY=2)', () => {
       expect(JSON.parse(res.body).error.code).toBe('revoked_api_key');
     }
     // Both processes refused it (the request log names the process).
-    await expect.poll(() => new Set(api.logs().filter((l) => (l.res as { status?: number })?.status === 401).map((l) => l.pid)).size).toBe(2);
+    await expect.poll(() => new Set(api.logs().filter((l) => (l.res as { status?: number })?.status === 401).map((l) => l.pid)).size, { timeout: 10_000 }).toBe(2);
 
     const m = await scrape(api.metricsUrl!);
     expect(m.value('syndication_http_requests_total', { route: '/api/v1/articles', status: '200' })).toBe(6);

@@ -52,7 +52,7 @@ describe('draining a server', () => {
       expect(first.headers.connection).toBe('keep-alive');
     }
     const inFlight = busy.get('/slow');
-    await expect.poll(() => held.length).toBe(1);
+    await expect.poll(() => held.length, { timeout: 10_000 }).toBe(1);
 
     const drained = drain.drain(10_000);
     expect(drain.draining).toBe(true);
@@ -80,7 +80,7 @@ describe('draining a server', () => {
     const { port, drain, held } = await start(5_000);
     const stuck = await keepAliveClient(port);
     void stuck.get('/slow').catch(() => undefined);
-    await expect.poll(() => held.length).toBe(1);
+    await expect.poll(() => held.length, { timeout: 10_000 }).toBe(1);
     expect(await drain.drain(200)).toBe('timed out');
     expect(await stuck.closed).not.toBe('pending');
     expect(stuck.socket.destroyed || stuck.socket.readableEnded).toBe(true);
