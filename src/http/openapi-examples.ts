@@ -78,7 +78,17 @@ export const healthExample: Health = {
       en: { synced_at: '2026-10-21T09:35:00Z', age_seconds: 42, changed_at: '2026-10-21T09:30:05Z' },
       zh: { synced_at: '2026-10-21T09:35:00Z', age_seconds: 42, changed_at: '2026-10-21T09:12:40Z' },
     },
+    age_seconds: 42,
+    max_age_seconds: 1800,
     last_sync: { kind: 'incremental', finished_at: '2026-10-21T09:35:00Z', age_seconds: 42 },
+    last_attempt: {
+      kind: 'incremental',
+      status: 'succeeded',
+      started_at: '2026-10-21T09:34:58Z',
+      finished_at: '2026-10-21T09:35:00Z',
+      error: null,
+    },
+    last_failure: null,
   },
   search: { engine: 'sqlite', status: 'ok' },
 };
