@@ -5,13 +5,13 @@ import { loadApiConfig } from './config.js';
 import { SnapshotStore } from './db/snapshot-store.js';
 import { createLogger } from './logger.js';
 import { runMain } from './main-guard.js';
-import { createSearchEngine } from './search/create-engine.js';
+import { createApiSearchEngine } from './search/create-engine.js';
 
 runMain(async () => {
   const config = loadApiConfig(process.env);
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
-  const engine = createSearchEngine(config.search, logger);
+  const engine = createApiSearchEngine(config, logger);
   const app = createApp({ store, engine, logger, responseCacheBytes: config.responseCacheBytes });
 
   const server = createServer(app).listen(config.port, config.host);

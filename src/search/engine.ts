@@ -24,6 +24,10 @@ export interface SearchQuery {
   now: number;
   /** Changes whenever the exposed content of the locale may have changed; a cache key. */
   contentTag: string;
+  /** The partner's key id: admission control shares search slots out by key. */
+  keyId?: number | undefined;
+  /** Aborted when the search passed its time budget: an engine stops working on it. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Article ids (articles.id) of one page, most relevant first, and the total number of hits. */
@@ -53,4 +57,6 @@ export interface SearchEngine {
   search(session: StoreSession, query: SearchQuery): Promise<SearchPage>;
   health(): Promise<EngineHealth>;
   close(): Promise<void>;
+  /** Plain numbers for metrics (admission, pool, caches); engines without any may omit it. */
+  stats?(): Record<string, number>;
 }
