@@ -21,6 +21,8 @@ export interface AppDeps {
   logger: Logger;
   clock?: Clock;
   responseCacheBytes?: number;
+  /** The response cache, when the caller wants its stats(); else one is made of responseCacheBytes. */
+  responseCache?: ResponseCache;
 }
 
 /**
@@ -32,7 +34,7 @@ export function createApp(deps: AppDeps): RequestListener {
   const clock = deps.clock ?? systemClock;
   const keys = new KeyVerifier();
   const catalog = new Catalog();
-  const cache = new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
+  const cache = deps.responseCache ?? new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
 
   const app = express();
   app.disable('x-powered-by');

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp } from '../../src/app.js';
+import type { ResponseCache } from '../../src/http/representation.js';
 import { openWriter } from '../../src/db/connection.js';
 import { SnapshotStore } from '../../src/db/snapshot-store.js';
 import { createKey } from '../../src/keys/manage.js';
@@ -51,11 +52,12 @@ export async function startApi(options: {
   clock?: Clock;
   engine?: SearchEngine;
   busyTimeoutMs?: number;
+  responseCache?: ResponseCache;
 }): Promise<TestApi> {
   const { logger, lines } = memoryLogger();
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
-  const app = createApp({ store, engine, logger, clock: options.clock });
+  const app = createApp({ store, engine, logger, clock: options.clock, responseCache: options.responseCache });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
