@@ -23,7 +23,7 @@ export function matchFor(words: readonly string[]): string | undefined {
  * 1. matches with every word in the title: the newest rankAllMax/2 by title relevance, then
  *    the older ones newest first;
  * 2. then the other matches: the newest rankAllMax/2 by relevance, then the rest newest first.
- * "Newest" is the highest article id, which follows the order articles reached the snapshot.
+ * Among equally relevant articles the newest still come first.
  */
 export function rankMatches(db: Db, words: readonly string[], exposure: ExposureIndex, rankAllMax: number): Int32Array {
   const match = matchFor(words);
@@ -44,10 +44,7 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
     [titled, titleMatch, 1],
     [others, match, 0],
   ] as const) {
-    if (ids.length === 0) continue;
-    const from = ids[Math.max(0, ids.length - window)]!;
-    parts.push(byScore(ftsMatchesFrom(db, query, from), exposure, (id) => inTitle[id] === wanted));
-    parts.push(byOrder(ids.filter((id) => id < from), exposure));
+    if (ids.length > 0) parts.push(...rankNewest(db, query, ids, exposure, window, (id) => inTitle[id] === wanted));
   }
   const all = new Int32Array(exposed.length);
   let at = 0;
@@ -56,6 +53,24 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
     at += part.length;
   }
   return all;
+}
+
+/**
+ * The `window` newest of `ids` (ascending) ranked by score, then the others newest first. FTS5
+ * scores a range of ids cheaply, not a list: the range starts at the lowest id of the window,
+ * but never takes in more than four windows of matches (an old id republished now would
+ * otherwise stretch it over everything); window articles below it are left to the second part.
+ */
+function rankNewest(db: Db, query: string, ids: number[], exposure: ExposureIndex, window: number, wanted: (id: number) => boolean): [Int32Array, Int32Array] {
+  const newestFirst = byOrder(ids, exposure);
+  let from = ids[Math.max(0, ids.length - 4 * window)]!;
+  let lowest = Number.MAX_SAFE_INTEGER;
+  for (const id of newestFirst.subarray(0, window)) lowest = Math.min(lowest, id);
+  from = Math.max(from, lowest);
+  const inWindow = new Uint8Array(ids[ids.length - 1]! + 1);
+  for (const id of newestFirst.subarray(0, window)) if (id >= from) inWindow[id] = 1;
+  const ranked = byScore(ftsMatchesFrom(db, query, from), exposure, (id) => inWindow[id] === 1 && wanted(id));
+  return [ranked, newestFirst.filter((id) => inWindow[id] !== 1)];
 }
 
 function exposedOf(ids: number[], exposure: ExposureIndex): number[] {

@@ -53,8 +53,10 @@ export async function startApi(options: {
   engine?: SearchEngine;
   busyTimeoutMs?: number;
   responseCache?: ResponseCache;
+  /** `warn` keeps request lines out of memory, for tests that send many requests. */
+  logLevel?: string;
 }): Promise<TestApi> {
-  const { logger, lines } = memoryLogger();
+  const { logger, lines } = memoryLogger(options.logLevel);
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
   const app = createApp({ store, engine, logger, clock: options.clock, responseCache: options.responseCache });
