@@ -97,7 +97,7 @@ const searchRuntime = {
   SEARCH_QUEUE: optional(int(0, 10_000)),
   SEARCH_TIMEOUT_MS: optional(int(50, 600_000)).default(2_000),
   SEARCH_KEY_SHARE_PERCENT: optional(int(1, 100)).default(50),
-  SEARCH_RANK_ALL_MAX: optional(int(0, 10_000_000)).default(5_000),
+  SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(2_000),
   SEARCH_WORKER_NICE: optional(int(0, 19)).default(10),
 };
 

@@ -12,7 +12,7 @@ export interface RankedSearchOptions {
   rankAllMax: number;
 }
 
-export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = { cacheBytes: 8 * 1024 * 1024, rankAllMax: 5_000 };
+export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = { cacheBytes: 8 * 1024 * 1024, rankAllMax: 2_000 };
 
 /**
  * Ranked results of one query at one content version, kept in a byte-bounded cache. The key

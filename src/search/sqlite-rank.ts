@@ -20,9 +20,9 @@ export function matchFor(words: readonly string[]): string | undefined {
  * Up to `rankAllMax` exposed matches, every match is ranked with bm25 (title weighted most),
  * ties by partner order (newest first). Scoring is what costs (about 2 µs per match, ten times
  * the cost of reading an id), so past that, for very common terms, only a bounded set is scored:
- * 1. matches with every word in the title: the newest rankAllMax/2 by title relevance, then
+ * 1. matches with every word in the title: the newest rankAllMax/4 by title relevance, then
  *    the older ones newest first;
- * 2. then the other matches: the newest rankAllMax/2 by relevance, then the rest newest first.
+ * 2. then the other matches: the newest rankAllMax/4 by relevance, then the rest newest first.
  * Among equally relevant articles the newest still come first.
  */
 export function rankMatches(db: Db, words: readonly string[], exposure: ExposureIndex, rankAllMax: number): Int32Array {
@@ -32,7 +32,7 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
   if (exposed.length === 0) return new Int32Array(0);
   if (exposed.length <= rankAllMax) return byScore(ftsMatchesFrom(db, match, exposed[0]!), exposure, () => true);
 
-  const window = Math.max(1, Math.floor(rankAllMax / 2));
+  const window = Math.max(1, Math.floor(rankAllMax / 4));
   const titleMatch = `{title} : (${match})`;
   const inTitle = new Uint8Array(exposed[exposed.length - 1]! + 1);
   const titled = exposedOf(ftsMatchIds(db, titleMatch), exposure);
@@ -58,12 +58,12 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
 /**
  * The `window` newest of `ids` (ascending) ranked by score, then the others newest first. FTS5
  * scores a range of ids cheaply, not a list: the range starts at the lowest id of the window,
- * but never takes in more than four windows of matches (an old id republished now would
+ * but never takes in more than two windows of matches (an old id republished now would
  * otherwise stretch it over everything); window articles below it are left to the second part.
  */
 function rankNewest(db: Db, query: string, ids: number[], exposure: ExposureIndex, window: number, wanted: (id: number) => boolean): [Int32Array, Int32Array] {
   const newestFirst = byOrder(ids, exposure);
-  let from = ids[Math.max(0, ids.length - 4 * window)]!;
+  let from = ids[Math.max(0, ids.length - 2 * window)]!;
   let lowest = Number.MAX_SAFE_INTEGER;
   for (const id of newestFirst.subarray(0, window)) lowest = Math.min(lowest, id);
   from = Math.max(from, lowest);
@@ -79,6 +79,16 @@ function exposedOf(ids: number[], exposure: ExposureIndex): number[] {
 
 /** Ids in partner order (newest first, ties by slug). */
 function byOrder(ids: number[], exposure: ExposureIndex): Int32Array {
+  const ordered = exposure.ordered;
+  if (ordered) {
+    // One pass over the locale's ordering: cheaper than sorting tens of thousands of ids.
+    const wanted = new Uint8Array(ids[ids.length - 1]! + 1);
+    for (const id of ids) wanted[id] = 1;
+    const out = new Int32Array(ids.length);
+    let n = 0;
+    for (const id of ordered) if (wanted[id] === 1 && exposure.rank(id) >= 0) out[n++] = id;
+    return out;
+  }
   // Packed as order * 2^24 + index, so one numeric sort of a typed array does it.
   const keys = new Float64Array(ids.length);
   ids.forEach((id, i) => (keys[i] = exposure.rank(id) * 16_777_216 + i));

@@ -20,6 +20,8 @@ export class ExposureTable {
   private constructor(
     readonly version: number,
     private readonly sectionSlugs: string[],
+    /** Article ids in partner order. */
+    private readonly ids: Int32Array,
     /** Publication times in partner order (descending). */
     private readonly times: Float64Array,
     /** For each article id, its position in partner order plus one (0: not exposed). */
@@ -43,7 +45,7 @@ export class ExposureTable {
       }
       const positions = new Int32Array(ids.reduce((max, id) => Math.max(max, id), 0) + 1);
       ids.forEach((id, position) => (positions[id] = position + 1));
-      return new ExposureTable(version, slugs, Float64Array.from(times), positions, Uint16Array.from(sections));
+      return new ExposureTable(version, slugs, Int32Array.from(ids), Float64Array.from(times), positions, Uint16Array.from(sections));
     });
   }
 
@@ -65,6 +67,7 @@ export class ExposureTable {
     if (section !== undefined && wanted === -1) return { rank: () => -1 };
     const { positions, sectionAt } = this;
     return {
+      ordered: this.ids,
       rank(id: number): number {
         const position = (positions[id] ?? 0) - 1;
         if (position < start) return -1;
