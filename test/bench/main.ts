@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
+import { benchSearch, type SearchFigures } from './search-bench.js';
 import { benchSync, type SyncFigures } from './sync-bench.js';
 
 /*
@@ -15,6 +16,8 @@ const en = Number(process.env.BENCH_ARTICLES ?? 100_000);
 // An existing snapshot built by an earlier run (same BENCH_ARTICLES): measure the API only.
 const reuse = process.env.BENCH_DATABASE;
 const counts = { en, zh: Math.round(en / 10) };
+// BENCH_PHASES=api,search runs only those (the snapshot is built unless BENCH_DATABASE is given).
+const phases = new Set((process.env.BENCH_PHASES ?? 'sync,api,search').split(',').map((p) => p.trim()));
 const dir = mkdtempSync(join(tmpdir(), 'syndication-bench-'));
 const databasePath = reuse ?? join(dir, 'bench.db');
 
@@ -33,9 +36,36 @@ function syncLines(sync: SyncFigures): string[] {
   ];
 }
 
-function report(sync: SyncFigures | undefined, api: ApiFigures): void {
+const openLine = (label: string, r: LoadResult) =>
+  `  ${label.padEnd(44)} p50 ${fmt(r.p50, 1).padStart(7)} ms   p99 ${fmt(r.p99, 1).padStart(7)} ms   max ${fmt(r.max, 0).padStart(6)} ms   ` +
+  Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ');
+
+function searchLines(s: SearchFigures): string[] {
+  return [
+    '',
+    `Search (open loop; API ${s.pinned ? 'pinned to core 0 with taskset' : 'not pinned'}, ${s.workers} search threads; never-repeated 1-3-word queries, Zipf, en + zh)`,
+    openLine('unique search at 5/s', s.unique5) + '   (target p99 <= 250 ms)',
+    openLine('unique search at 20/s', s.unique20) + '   (target p99 <= 1 s, or fast 503)',
+    openLine('uncached list at 100/s, alone', s.listAlone),
+    openLine('uncached list at 100/s, beside search at 5/s', s.listWithSearch) + `   (list p99 ${fmt(s.listWithSearch.p99 / Math.max(0.001, s.listAlone.p99), 1)}x alone; target <= 2x and <= 50 ms)`,
+    openLine('  the search at 5/s beside it', s.searchBesideList),
+    ...s.pathological.map((p) => `  pathological: ${p.name.padEnd(31)} ${fmt(p.ms, 1).padStart(7)} ms   status ${p.status}`),
+    `  API RSS: ${fmt(s.rss.before)} MB before, ${fmt(s.rss.afterSections)} MB after 20,000 distinct sections, ${fmt(s.rss.afterQueries)} MB after 20,000 distinct q (cache budget ${s.rss.budgetMb} MB)`,
+  ];
+}
+
+function report(sync: SyncFigures | undefined, api: ApiFigures | undefined, search: SearchFigures | undefined): void {
   const out = [
     ...(sync ? syncLines(sync) : []),
+    ...(search ? searchLines(search) : []),
+    ...(api ? apiLines(api) : []),
+    '',
+  ];
+  process.stdout.write(out.join('\n'));
+}
+
+function apiLines(api: ApiFigures): string[] {
+  return [
     '',
     `API (list page ${fmt(api.pageBytes)} bytes; throughput measured with ${api.tool})`,
     line('bare node:http', api.bareHttp),
@@ -47,9 +77,7 @@ function report(sync: SyncFigures | undefined, api: ApiFigures): void {
     `  search, first query of each term   ${Object.entries(api.search.coldMs).map(([t, ms]) => `${t.replace('&locale=zh', '')} ${fmt(ms)} ms`).join(', ')}`,
     `  API memory                         ${fmt(api.apiRssMb)} MB now, ${fmt(api.apiPeakMb)} MB peak   (target < 250 MB)`,
     `  API peak memory after each phase   ${Object.entries(api.peakAfter).map(([p, mb]) => `${p} ${fmt(mb)} MB`).join(', ')}`,
-    '',
   ];
-  process.stdout.write(out.join('\n'));
 }
 
 try {
@@ -59,8 +87,9 @@ try {
     sync = await benchSync(databasePath, counts);
     process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
   }
-  const api = await benchApi(databasePath, counts.en);
-  report(sync, api);
+  const search = phases.has('search') ? await benchSearch(databasePath, counts.en) : undefined;
+  const api = phases.has('api') ? await benchApi(databasePath, counts.en) : undefined;
+  report(sync, api, search);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

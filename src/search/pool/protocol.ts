@@ -43,3 +43,8 @@ export interface CacheStats {
 export interface WarmMessage {
   warm: true;
 }
+
+/** A thread's answer to WarmMessage: its views are built. */
+export interface ReadyMessage {
+  ready: true;
+}

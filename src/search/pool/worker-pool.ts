@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { SearchPage } from '../engine.js';
-import type { CacheStats, JobResult, LogMessage, SearchJob, WorkerSetup } from './protocol.js';
+import type { CacheStats, JobResult, LogMessage, ReadyMessage, SearchJob, WorkerSetup } from './protocol.js';
 import { workerScript } from './worker-script.js';
 
 interface Task {
@@ -17,6 +17,10 @@ interface Slot {
   index: number;
   worker: Worker | undefined;
   task: Task | undefined;
+  /** The job the thread is working on, even one whose partner was already answered. */
+  pendingId: number | undefined;
+  /** The thread has built its views: from then on a search over budget is its own fault. */
+  ready: boolean;
   cache: CacheStats;
 }
 
@@ -41,7 +45,7 @@ export class WorkerPool {
     private readonly setup: WorkerSetup,
     private readonly logger: Logger,
   ) {
-    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, cache: NO_CACHE }));
+    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, cache: NO_CACHE }));
   }
 
   run(job: Omit<SearchJob, 'id'>, signal?: AbortSignal): Promise<SearchPage> {
@@ -49,7 +53,7 @@ export class WorkerPool {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<SearchPage>((resolve, reject) => {
       const task: Task = { job: { ...job, id: this.nextId++ }, signal, resolve, reject };
-      const idle = this.slots.find((s) => s.task === undefined);
+      const idle = this.slots.find((s) => s.task === undefined && s.pendingId === undefined);
       if (idle) return this.dispatch(idle, task);
       this.waiting.push(task);
       task.onAbort = () => {
@@ -71,7 +75,7 @@ export class WorkerPool {
     }
     return {
       workers: this.slots.filter((s) => s.worker).length,
-      busy: this.slots.filter((s) => s.task).length,
+      busy: this.slots.filter((s) => s.task || s.pendingId !== undefined).length,
       waiting: this.waiting.length,
       replaced: this.replaced,
       cache,
@@ -94,6 +98,7 @@ export class WorkerPool {
   private dispatch(slot: Slot, task: Task): void {
     if (task.onAbort) task.signal?.removeEventListener('abort', task.onAbort);
     slot.task = task;
+    slot.pendingId = task.job.id;
     slot.worker ??= this.spawn(slot);
     task.onAbort = () => this.stop(slot, task);
     task.signal?.addEventListener('abort', task.onAbort, { once: true });
@@ -104,9 +109,12 @@ export class WorkerPool {
     const worker = new Worker(workerScript(), { workerData: this.setup, stdout: false, stderr: false });
     // A thread must not keep the process alive on its own: close() ends them at shutdown.
     worker.unref();
-    worker.on('message', (message: JobResult | LogMessage) => {
+    slot.ready = false;
+    worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
       if ('log' in message) this.relay(slot, message.log);
-      else if (slot.worker === worker) this.finish(slot, message);
+      else if (slot.worker !== worker) return;
+      else if ('ready' in message) slot.ready = true;
+      else this.finish(slot, message);
     });
     worker.on('error', (error) => this.crashed(slot, worker, error));
     worker.on('exit', (code) => this.crashed(slot, worker, new Error(`search thread exited with code ${code}`)));
@@ -123,10 +131,13 @@ export class WorkerPool {
   }
 
   private finish(slot: Slot, result: JobResult): void {
-    if (slot.task?.job.id !== result.id) return;
-    const task = this.settle(slot)!;
-    if (result.ok) {
-      slot.cache = result.cache;
+    if (slot.pendingId !== result.id) return;
+    slot.pendingId = undefined;
+    if (result.ok) slot.cache = result.cache;
+    const task = slot.task?.job.id === result.id ? this.settle(slot) : undefined;
+    if (!task) {
+      // Its partner was already told it took too long (see stop): nothing to answer.
+    } else if (result.ok) {
       task.resolve({ ids: result.ids, total: result.total });
     } else if (result.kind === 'unavailable') {
       task.reject(new ServiceUnavailableError(result.message, result.reason));
@@ -139,7 +150,16 @@ export class WorkerPool {
   /** The search passed its budget: end its thread (the only way to stop running JS) and replace it. */
   private stop(slot: Slot, task: Task): void {
     if (slot.task !== task) return;
+    if (!slot.ready) {
+      // A fresh thread still building its views: ending it would only start that over (and
+      // again for the next search, which would time out the same way). The partner gets the
+      // refusal; the thread finishes, and takes the next search when it is done.
+      this.settle(slot);
+      task.reject(task.signal!.reason);
+      return;
+    }
     const worker = slot.worker;
+    slot.pendingId = undefined;
     slot.worker = undefined;
     slot.cache = NO_CACHE;
     this.replaced += 1;
@@ -154,6 +174,7 @@ export class WorkerPool {
   private crashed(slot: Slot, worker: Worker, error: Error): void {
     if (slot.worker !== worker || this.closed) return;
     slot.worker = undefined;
+    slot.pendingId = undefined;
     slot.cache = NO_CACHE;
     this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
     this.settle(slot)?.reject(new Error(`search thread failed: ${error.message}`));

@@ -63,6 +63,9 @@ function warm(): void {
 }
 
 port.on('message', (message: SearchJob | WarmMessage) => {
-  if ('warm' in message) warm();
+  if ('warm' in message) {
+    warm();
+    port.postMessage({ ready: true });
+  }
   else port.postMessage(run(message));
 });
