@@ -50,7 +50,8 @@ const q = z
     description:
       'Search term, 2 to 200 characters (Unicode code points, so `激光` counts 2), trimmed. It is split into words ' +
       '(Chinese text into Chinese words); case, punctuation and search operators (quotes, `-`, `*`, `AND`, `NEAR`...) ' +
-      'are ignored, repeated words count once, one-character words are ignored, and only the first 10 words are used. ' +
+      'are ignored, repeated words count once, one-character words (other than Chinese characters) are ignored, and only ' +
+      'the first 10 words are used. ' +
       'Every word must match, as a whole word or the start of one. A term left with no word finds nothing. Results are ' +
       'ranked by relevance (a match in the title counts most), ties newest first; when a term matches more than a few ' +
       'thousand articles, the newest of them are ranked by relevance and the older ones follow newest first (the total ' +

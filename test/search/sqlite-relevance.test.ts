@@ -83,8 +83,8 @@ describe('query normalisation', () => {
     expect(normalizeQuery('a b c d e f g h i j k l m n o p').words).toEqual([]);
     const many = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
     expect(normalizeQuery(many).words).toHaveLength(10);
-    // Chinese written together stays one word, even when split into single characters.
-    expect(normalizeQuery('飞秒激光 光').words).toEqual(['飞秒激光']);
+    // A Chinese character is a word even alone (飞秒 segments as 飞 + 秒).
+    expect(normalizeQuery('飞秒激光').words).toEqual(['飞', '秒', '激光']);
     expect(normalizeQuery('光纤 激光').words).toEqual(['光纤', '激光']);
   });
 });

@@ -276,6 +276,7 @@ describe('hostile and odd queries', () => {
     expect(matchExpression('laser "cutting')).toBe('"laser"* "cutting"*');
     expect(matchExpression('NEAR(laser')).toBe('"near"* "laser"*');
     expect(matchExpression('!!')).toBeUndefined();
+    // Words of two characters or more: normalizeQuery drops one-character ones.
     for (const q of ['title:laser', 'ab"cd', "xy'zw"]) {
       const expr = matchExpression(q) as string;
       // Every term is a quoted string with inner quotes doubled, followed by the prefix star.
