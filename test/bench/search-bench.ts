@@ -73,7 +73,8 @@ export function uniqueQueries(vocab: Record<'en' | 'zh', string[]>, count: numbe
     const n = 1 + Math.floor(random() * 3);
     const q = Array.from({ length: n }, () => zipf(vocab[locale])).join(' ');
     const key = `${locale}|${q}`;
-    if (seen.has(key) || normalizeQuery(q).words.length === 0) continue;
+    // q needs 2 characters at least (a lone Chinese character would be a 400).
+    if (seen.has(key) || [...q].length < 2 || normalizeQuery(q).words.length === 0) continue;
     seen.add(key);
     out.push({ q, locale });
   }
