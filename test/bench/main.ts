@@ -4,22 +4,28 @@ import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
 import { benchSearch, type SearchFigures } from './search-bench.js';
+import { benchFastPath, type FastPathFigures, type Measured } from './fast-bench.js';
 import { benchSync, type SyncFigures } from './sync-bench.js';
 
 /*
  * `npm run bench`: builds a 100,000-article snapshot with the real worker, then measures the
  * real API on loopback. Figures only, no pass/fail: targets are checked by reading them.
  * BENCH_ARTICLES changes the corpus size (English; Chinese gets a tenth of it).
+ * BENCH_PHASES=api,fast runs only those phases (the snapshot is still built unless
+ * BENCH_DATABASE names one): `api` (the original API figures), `fast` (the cached fast path
+ * against bare node:http, rate limiter on and off), `search` (test/bench/search-bench.ts: open-loop
+ * unique search, lists beside search, pathological queries, memory under distinct values).
  */
 
 const en = Number(process.env.BENCH_ARTICLES ?? 100_000);
 // An existing snapshot built by an earlier run (same BENCH_ARTICLES): measure the API only.
 const reuse = process.env.BENCH_DATABASE;
 const counts = { en, zh: Math.round(en / 10) };
-// BENCH_PHASES=api,search runs only those (the snapshot is built unless BENCH_DATABASE is given).
-const phases = new Set((process.env.BENCH_PHASES ?? 'sync,api,search').split(',').map((p) => p.trim()));
 const dir = mkdtempSync(join(tmpdir(), 'syndication-bench-'));
 const databasePath = reuse ?? join(dir, 'bench.db');
+
+const phases = process.env.BENCH_PHASES?.split(',').map((p) => p.trim());
+const wants = (phase: string) => !phases || phases.includes(phase);
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const line = (label: string, r: LoadResult, ref?: LoadResult) =>
@@ -54,11 +60,31 @@ function searchLines(s: SearchFigures): string[] {
   ];
 }
 
-function report(sync: SyncFigures | undefined, api: ApiFigures | undefined, search: SearchFigures | undefined): void {
+function fastLines(fast: FastPathFigures): string[] {
+  const pct = (x: number) => `${fmt(100 * x, 1)}%`;
+  const cpu = (m: Measured) => `   ${fmt(m.cpuUsPerRequest, 1).padStart(5)} us CPU/req`;
+  const r = fast.ratios;
+  return [
+    '',
+    `Cached fast path (${fast.rounds} rounds, median figures; servers ${fast.pinned ? 'on core 0, wrk on core 1' : 'not pinned'}; request logging on)`,
+    line('bare node:http', fast.bareHttp) + cpu(fast.bareHttp),
+    line('list, repeated, rate limiter on', fast.list) + cpu(fast.list),
+    line('list, repeated, rate limiting off', fast.listNoLimit) + cpu(fast.listNoLimit),
+    line('detail, repeated, rate limiter on', fast.detail) + cpu(fast.detail),
+    `  list as a share of bare node:http   ${pct(r.listRps)} of its req/s, ${pct(r.listCpu)} of its requests per CPU second   (target >= 50%)`,
+    `  detail as a share of bare node:http ${pct(r.detailRps)} of its req/s, ${pct(r.detailCpu)} of its requests per CPU second`,
+    `  rate limiter cost on the fast path  ${pct(r.limiterCpu)} more CPU per request, ${pct(r.limiterRps)} fewer req/s   (target <= 10%)`,
+    '  (ratios: median over rounds of each round\'s own ratio; on a busy shared machine req/s follow the CPU the',
+    '   scheduler gives each server, CPU per request is what the code costs)',
+  ];
+}
+
+function report(sync: SyncFigures | undefined, api: ApiFigures | undefined, fast: FastPathFigures | undefined, search: SearchFigures | undefined): void {
   const out = [
     ...(sync ? syncLines(sync) : []),
     ...(search ? searchLines(search) : []),
     ...(api ? apiLines(api) : []),
+    ...(fast ? fastLines(fast) : []),
     '',
   ];
   process.stdout.write(out.join('\n'));
@@ -87,9 +113,10 @@ try {
     sync = await benchSync(databasePath, counts);
     process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
   }
-  const search = phases.has('search') ? await benchSearch(databasePath, counts.en) : undefined;
-  const api = phases.has('api') ? await benchApi(databasePath, counts.en) : undefined;
-  report(sync, api, search);
+  const search = wants('search') ? await benchSearch(databasePath, counts.en) : undefined;
+  const api = wants('api') ? await benchApi(databasePath, counts.en) : undefined;
+  const fast = wants('fast') ? await benchFastPath(databasePath) : undefined;
+  report(sync, api, fast, search);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -112,7 +112,8 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   const port = await freePort();
   const workers = Number(process.env.SEARCH_WORKERS ?? 2);
   const api = startPinnedApi(
-    { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers) },
+    // Rate limits off: these phases measure search capacity and caches, not the per-key rate.
+    { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0' },
     pinned,
   );
   const base = `http://127.0.0.1:${port}`;
