@@ -52,10 +52,10 @@ const prepared = statementsFor(
        FROM feed_entries f
        LEFT JOIN articles a ON f.kind = 'upsert' AND a.locale = f.locale AND a.slug = f.slug
        LEFT JOIN sections s ON s.locale = a.locale AND s.slug = a.section_slug
-       WHERE f.locale = ?1 AND (f.effective_ms, f.seq) > (?2, ?3) AND f.effective_ms <= ?4
+       WHERE f.locale = ? AND (f.effective_ms, f.seq) > (?, ?) AND f.effective_ms <= ?
          AND NOT EXISTS (SELECT 1 FROM feed_entries g WHERE g.locale = f.locale AND g.slug = f.slug
-           AND g.effective_ms <= ?5 AND (g.effective_ms, g.seq) > (f.effective_ms, f.seq))
-       ORDER BY f.effective_ms, f.seq LIMIT ?6`,
+           AND g.effective_ms <= ? AND (g.effective_ms, g.seq) > (f.effective_ms, f.seq))
+       ORDER BY f.effective_ms, f.seq LIMIT ?`,
     ),
     lastDue: sqlite.prepare(`SELECT max(effective_ms) AS ms FROM feed_entries WHERE locale = ? AND effective_ms <= ?`),
     lastSeq: sqlite.prepare(`SELECT max(seq) AS seq FROM feed_entries WHERE locale = ?`),

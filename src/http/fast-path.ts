@@ -3,7 +3,7 @@ import type { Catalog } from '../content/catalog.js';
 import type { SnapshotStore } from '../db/snapshot-store.js';
 import type { KeyVerifier } from '../keys/verifier.js';
 import type { Clock } from '../time.js';
-import { resolveCategories, resolveDetail, resolveList } from './cacheable.js';
+import { resolveCategories, resolveChanges, resolveDetail, resolveList } from './cacheable.js';
 import { sendRepresentation, type ResponseCache } from './representation.js';
 
 export interface FastPathDeps {
@@ -38,6 +38,7 @@ export function createFastPath({ store, keys, catalog, cache, clock }: FastPathD
       let resolved;
       if (path === 'articles') resolved = resolveList(req, session, catalog, now);
       else if (path === 'categories') resolved = resolveCategories(req, session, catalog, now);
+      else if (path === 'changes') resolved = resolveChanges(req, session, catalog, now);
       else if (path.startsWith('articles/') && path.indexOf('/', 9) === -1 && path.length > 9) {
         resolved = resolveDetail(req, decodeURIComponent(path.slice(9)), session, catalog, now);
       } else return false;

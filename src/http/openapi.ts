@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { categoriesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
+import { categoriesQuery, changesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
 import {
   articleDetailSchema,
   articleSchema,
@@ -7,6 +7,8 @@ import {
   sectionSchema,
   articleListSchema,
   articleResponseSchema,
+  changeListSchema,
+  changeSchema,
   errorSchema,
   healthSchema,
   searchResultsSchema,
@@ -76,6 +78,8 @@ const PUBLIC_SCHEMAS = [
   searchResultsSchema,
   articleResponseSchema,
   sectionListSchema,
+  changeSchema,
+  changeListSchema,
   errorSchema,
   healthSchema,
 ];
@@ -116,7 +120,24 @@ export function buildOpenApiDocument(): JsonSchema {
         detailQuery,
         'ArticleResponse',
         [{ name: 'slug', in: 'path', required: true, schema: { type: 'string' }, description: 'Article slug, matched exactly within the locale.' }],
-        { '404': json(ref('Error'), 'No published article with this slug in this locale.') },
+        {
+          '404': json(
+            ref('Error'),
+            'No published article with this slug in this locale (`not_found`), or it was taken down and its delete is still in the change feed (`article_removed`).',
+          ),
+        },
+      ),
+      '/api/v1/changes': operation(
+        'The change feed: every change in what partners see, compacted, cursor-paged',
+        changesQuery,
+        'ChangeList',
+        [],
+        {
+          '400': json(
+            ref('Error'),
+            'A parameter breaks its rule (`invalid_parameter`), or `since` is malformed or older than the retained history (`invalid_cursor`: read again without `since`).',
+          ),
+        },
       ),
       '/api/v1/categories': operation('Active sections in editorial order', categoriesQuery, 'SectionList'),
       '/api/v1/search': operation('Full-text search, most relevant first', searchQuery, 'SearchResults'),

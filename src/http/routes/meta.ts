@@ -1,10 +1,11 @@
 import { Router } from 'express';
 import { snapshotStates } from '../../db/content.js';
+import { feedStats } from '../../db/feed.js';
 import type { SnapshotStore } from '../../db/snapshot-store.js';
 import { lastSuccessfulCmsRun } from '../../db/sync-runs.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
-import { parseIsoToMs, type Clock } from '../../time.js';
+import { formatUtcSeconds, parseIsoToMs, type Clock } from '../../time.js';
 import { buildOpenApiDocument } from '../openapi.js';
 import { represent, sendRepresentation } from '../representation.js';
 import type { Health } from '../response-schemas.js';
@@ -30,6 +31,7 @@ export function metaRoutes(deps: { store: SnapshotStore; engine: SearchEngine; c
       }
       // The last time content came from the CMS: a --reindex does not make it fresher.
       const run = lastSuccessfulCmsRun(db);
+      const feed = feedStats(db);
       body = {
         status: 'ok',
         snapshot: {
@@ -45,6 +47,10 @@ export function metaRoutes(deps: { store: SnapshotStore; engine: SearchEngine; c
               : null,
         },
         search,
+        feed: {
+          entries: feed.entries,
+          oldest_delete_at: feed.oldestDeleteMs === null ? null : formatUtcSeconds(feed.oldestDeleteMs),
+        },
       };
     } catch (error) {
       const failure = deps.store.failure(error);
