@@ -52,7 +52,7 @@ const meili = {
 };
 
 // Secrets are never echoed back in an error message.
-const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY']);
+const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY', 'WEBHOOK_SECRET']);
 
 function parse<S extends z.ZodObject>(schema: S, env: Env): z.output<S> {
   const input: Record<string, string | undefined> = {};
@@ -136,6 +136,12 @@ const workerSchema = z.object({
   SYNC_FULL_CRON: optional(cronExpression).default('0 * * * *'),
   SYNC_OVERLAP_SECONDS: optional(int(0, 86_400)).default(300),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(30_000),
+  FEED_RETENTION_DAYS: optional(int(1, 3_650)).default(30),
+  WEBHOOK_PORT: optional(int(0, 65_535)),
+  WEBHOOK_HOST: optional(z.string().min(1)).default('127.0.0.1'),
+  WEBHOOK_SECRET: optional(z.string().min(16, { error: 'must be at least 16 characters' })),
+  WEBHOOK_TOLERANCE_SECONDS: optional(int(1, 86_400)).default(300),
+  WEBHOOK_MAX_BODY_KB: optional(int(1, 10_240)).default(64),
 });
 
 export interface WorkerConfig {
@@ -147,6 +153,17 @@ export interface WorkerConfig {
   schedule: { incremental: string; full: string };
   overlapSeconds: number;
   search: SearchConfig;
+  feedRetentionDays: number;
+  /** Undefined unless WEBHOOK_PORT is set. */
+  webhook: WebhookConfig | undefined;
+}
+
+export interface WebhookConfig {
+  port: number;
+  host: string;
+  secret: string;
+  toleranceSeconds: number;
+  maxBodyBytes: number;
 }
 
 export interface CmsConfig {
@@ -180,7 +197,27 @@ export function loadWorkerConfig(env: Env): Readonly<WorkerConfig> {
     schedule: { incremental: v.SYNC_CRON, full: v.SYNC_FULL_CRON },
     overlapSeconds: v.SYNC_OVERLAP_SECONDS,
     search: searchConfig(v),
+    feedRetentionDays: v.FEED_RETENTION_DAYS,
+    webhook: webhookConfig(v),
   });
+}
+
+function webhookConfig(v: {
+  WEBHOOK_PORT?: number;
+  WEBHOOK_HOST: string;
+  WEBHOOK_SECRET?: string;
+  WEBHOOK_TOLERANCE_SECONDS: number;
+  WEBHOOK_MAX_BODY_KB: number;
+}): WebhookConfig | undefined {
+  if (v.WEBHOOK_PORT === undefined) return undefined;
+  if (!v.WEBHOOK_SECRET) throw new ConfigError('Invalid configuration: WEBHOOK_SECRET is required when WEBHOOK_PORT is set');
+  return {
+    port: v.WEBHOOK_PORT,
+    host: v.WEBHOOK_HOST,
+    secret: v.WEBHOOK_SECRET,
+    toleranceSeconds: v.WEBHOOK_TOLERANCE_SECONDS,
+    maxBodyBytes: v.WEBHOOK_MAX_BODY_KB * 1024,
+  };
 }
 
 const cliSchema = z.object({
