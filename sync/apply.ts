@@ -38,7 +38,7 @@ export interface LocaleOutcome {
   removedIds: number[];
   changed: boolean;
   /** Change feed rows written (upserts and deletes) and retained deletes pruned. */
-  feed: { upserts: number; deletes: number; pruned: number };
+  feed: { upserts: number; deletes: number; pruned: number; ms: number };
 }
 
 export interface ApplyOptions {
@@ -111,11 +111,13 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
   for (const slug of sectionChanges.exposureChanged) {
     for (const articleSlug of articleSlugsInSection(db, locale, slug)) touched.add(articleSlug);
   }
+  const feedStarted = performance.now();
   const fresh = ensureFeed(db, locale);
-  const feed = { ...recordFeedChanges(db, locale, fresh ? 'all' : touched, options.nowMs), pruned: 0 };
+  const feed = { ...recordFeedChanges(db, locale, fresh ? 'all' : touched, options.nowMs), pruned: 0, ms: 0 };
   if (options.feedRetentionMs !== undefined) {
     feed.pruned = pruneFeedDeletes(db, locale, options.nowMs - options.feedRetentionMs);
   }
+  feed.ms = performance.now() - feedStarted;
 
   // A renamed section changes the searchable text of every article in it: their search
   // entries are rewritten (and reported, so an external index follows), though the articles

@@ -142,7 +142,8 @@ async function syncFromCms(deps: SyncDeps, kind: 'full' | 'incremental', log: Lo
   deps.signal?.throwIfAborted();
   const applyStarted = performance.now();
   const outcomes = applyWithFeed(deps, staging, inputs);
-  log.info({ ms: Math.round(performance.now() - applyStarted) }, 'applied to the snapshot in one transaction');
+  const feedMs = [...outcomes.values()].reduce((sum, o) => sum + o.feed.ms, 0);
+  log.info({ ms: Math.round(performance.now() - applyStarted), feedMs: Math.round(feedMs) }, 'applied to the snapshot in one transaction');
   staging.clear();
   for (const outcome of outcomes.values()) {
     counts.upserted += outcome.upserted;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
+import { benchFeed, feedLines } from './feed-bench.js';
 import { benchSync, type SyncFigures } from './sync-bench.js';
 
 /*
@@ -52,15 +53,21 @@ function report(sync: SyncFigures | undefined, api: ApiFigures): void {
   process.stdout.write(out.join('\n'));
 }
 
+// BENCH_PHASES=feed (comma-separated) runs only the phases named.
+const phases = process.env.BENCH_PHASES?.split(',').map((p) => p.trim());
+const only = (name: string) => phases === undefined || phases.includes(name);
+
 try {
+  if (only('feed')) {
+    process.stdout.write(`${feedLines(await benchFeed(join(dir, 'feed.db'), counts)).join('\n')}\n`);
+  }
   let sync: SyncFigures | undefined;
-  if (!reuse) {
+  if ((only('sync') || only('api')) && !reuse) {
     process.stdout.write(`Building the snapshot in ${dir} ...\n`);
     sync = await benchSync(databasePath, counts);
     process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
   }
-  const api = await benchApi(databasePath, counts.en);
-  report(sync, api);
+  if (only('api')) report(sync, await benchApi(databasePath, counts.en));
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
