@@ -89,6 +89,9 @@ describe('GET /api/v1/changes', () => {
     expect(removed.headers['cache-control']).toBe('no-store');
     const typo = await h.api.request.get('/api/v1/articles/story-y').set('X-API-Key', h.key);
     expect(typo.body.error.code).toBe('not_found');
+    // Health shows the feed's size and its oldest retained delete.
+    const health = await h.api.request.get('/health');
+    expect(health.body.feed).toEqual({ entries: 1, oldest_delete_at: h.nowIso() });
   });
 
   it('lets a scheduled article enter the feed by itself at its time, ordered before later changes', async () => {
