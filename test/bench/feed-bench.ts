@@ -57,7 +57,8 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
     }
   };
   try {
-    const worker = startWorker({ databasePath, cmsUrl: cms.url, pageSize: 100, maxResponseBytes: 32 << 20, logLevel: 'info' });
+    // A one-second overlap: an incremental sync then reads only what changed since the last one.
+    const worker = startWorker({ databasePath, cmsUrl: cms.url, pageSize: 100, overlapSeconds: 1, maxResponseBytes: 32 << 20, logLevel: 'info' });
     const run = async (kind: 'full' | 'incremental') => {
       const summary = await worker.run(kind);
       if (summary.status !== 'succeeded') throw new Error(`${kind} sync failed: ${summary.error}`);
@@ -68,6 +69,7 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
     touch(Array.from({ length: Math.floor(counts.en / 5) }, (_, i) => `art-en-${i * 5 + 1}`));
     await new Promise((r) => setTimeout(r, 1_100));
     const full = await run('full');
+    await new Promise((r) => setTimeout(r, 2_100));
     touch(Array.from({ length: 100 }, (_, i) => `art-en-${i * 37 + 2}`));
     const incremental = await run('incremental');
     worker.close();
@@ -111,7 +113,7 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
     // Webhook to feed, end to end: the real worker process with its webhook, the API above.
     const child = startNode('sync/main.js', [], {
       DATABASE_PATH: databasePath, CMS_BASE_URL: cms.url, SYNC_CRON: '0 0 1 1 *', SYNC_FULL_CRON: '0 0 1 1 *',
-      WEBHOOK_PORT: '0', WEBHOOK_SECRET: SECRET, LOG_LEVEL: 'info',
+      WEBHOOK_PORT: '0', WEBHOOK_SECRET: SECRET, LOG_LEVEL: 'info', SYNC_OVERLAP_SECONDS: '1',
     }, 'pipe');
     const webhookToFeedMs: number[] = [];
     try {
