@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 
@@ -40,6 +40,15 @@ const common = {
   DATABASE_PATH: optional(z.string()).default('data/syndication.db'),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })).default('info'),
 };
+
+// The keys database lives beside the snapshot unless told otherwise (see the README).
+const keysPath = {
+  KEYS_DATABASE_PATH: optional(z.string()),
+};
+
+function keysDatabasePath(v: { DATABASE_PATH: string; KEYS_DATABASE_PATH?: string }): string {
+  return resolve(v.KEYS_DATABASE_PATH ?? join(dirname(resolve(v.DATABASE_PATH)), 'keys.db'));
+}
 
 const meili = {
   SEARCH_ENGINE: optional(z.enum(['sqlite', 'meilisearch'], { error: 'must be "sqlite" or "meilisearch"' })),
@@ -113,20 +122,26 @@ function searchConfig(values: MeiliValues, apiKey: string | undefined, timeoutMs
 
 const apiSchema = z.object({
   ...common,
+  ...keysPath,
   ...meiliApi,
   PORT: optional(int(0, 65_535)).default(3000),
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
   RESPONSE_CACHE_MB: optional(int(0, 4_096)).default(64),
+  RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(600),
+  RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),
 });
 
 export interface ApiConfig {
   port: number;
   host: string;
   databasePath: string;
+  keysDatabasePath: string;
   busyTimeoutMs: number;
   logLevel: string;
   responseCacheBytes: number;
+  /** Default per-key rate (0 = no rate limit) and burst; keys may have their own rate. */
+  rateLimit: { perMinute: number; burstSeconds: number };
   search: SearchConfig;
 }
 
@@ -136,9 +151,11 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     port: v.PORT,
     host: v.HOST,
     databasePath: resolve(v.DATABASE_PATH),
+    keysDatabasePath: keysDatabasePath(v),
     busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
     logLevel: v.LOG_LEVEL,
     responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
+    rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, burstSeconds: v.RATE_LIMIT_BURST_SECONDS },
     search: searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS),
   });
 }
@@ -243,17 +260,24 @@ function webhookConfig(v: {
 
 const cliSchema = z.object({
   ...common,
+  ...keysPath,
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(60_000),
 });
 
 export interface CliConfig {
+  /** The snapshot: read for `keys init`'s import and `backup --snapshot`, never written. */
   databasePath: string;
+  keysDatabasePath: string;
   busyTimeoutMs: number;
 }
 
 export function loadCliConfig(env: Env): Readonly<CliConfig> {
   const v = parse(cliSchema, env);
-  return Object.freeze({ databasePath: resolve(v.DATABASE_PATH), busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS });
+  return Object.freeze({
+    databasePath: resolve(v.DATABASE_PATH),
+    keysDatabasePath: keysDatabasePath(v),
+    busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
+  });
 }
 
 /** The CMS settings, for the commands that read the CMS. */
@@ -273,9 +297,12 @@ export interface DemoConfig {
   port: number;
   /** The demo's own snapshot, recreated at each start; its logs go beside it. */
   databasePath: string;
+  /** The demo's own keys database beside it, never the real `keys.db` of that folder. */
+  keysDatabasePath: string;
 }
 
 export function loadDemoConfig(env: Env): Readonly<DemoConfig> {
   const v = parse(demoSchema, env);
-  return Object.freeze({ port: v.PORT, databasePath: resolve(v.DATABASE_PATH) });
+  const databasePath = resolve(v.DATABASE_PATH);
+  return Object.freeze({ port: v.PORT, databasePath, keysDatabasePath: join(dirname(databasePath), 'demo-keys.db') });
 }

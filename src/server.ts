@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { createApp } from './app.js';
 import { loadApiConfig } from './config.js';
+import { KeysStore } from './db/keys-store.js';
 import { SnapshotStore } from './db/snapshot-store.js';
 import { createLogger } from './logger.js';
 import { runMain } from './main-guard.js';
@@ -11,8 +12,9 @@ runMain(async () => {
   const config = loadApiConfig(process.env);
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
+  const keysStore = new KeysStore(config.keysDatabasePath, config.busyTimeoutMs, logger);
   const engine = createSearchEngine(config.search, logger);
-  const app = createApp({ store, engine, logger, responseCacheBytes: config.responseCacheBytes });
+  const app = createApp({ store, keysStore, engine, logger, responseCacheBytes: config.responseCacheBytes, rateLimit: config.rateLimit });
 
   const server = createServer(app).listen(config.port, config.host);
   server.on('error', (error: NodeJS.ErrnoException) => {
@@ -36,6 +38,8 @@ runMain(async () => {
     server.close(() => {
       void engine.close().finally(() => {
         store.close();
+        // Writes the last-used times recorded since the last minute's batch.
+        keysStore.close();
         logger.flush();
         process.exit(0);
       });

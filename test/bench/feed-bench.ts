@@ -1,16 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app.js';
-import { openWriter } from '../../src/db/connection.js';
+import { KeysStore } from '../../src/db/keys-store.js';
 import { SnapshotStore } from '../../src/db/snapshot-store.js';
 import { startCmsServer } from '../../src/demo/cms-server.js';
 import { CmsStore } from '../../src/demo/cms-store.js';
-import { createKey } from '../../src/keys/manage.js';
 import { LOCALES } from '../../src/locale.js';
 import { formatUtcSeconds } from '../../src/time.js';
 import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
 import { signWebhook } from '../../sync/webhook.js';
-import { memoryLogger } from '../support/api.js';
+import { addKey, keysPathFor, memoryLogger } from '../support/api.js';
 import { corpusSections, generateCorpus } from '../support/cms-fixtures.js';
 import { startWorker } from '../support/worker.js';
 import { startNode, stop } from './processes.js';
@@ -74,13 +73,12 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
     const incremental = await run('incremental');
     worker.close();
 
-    const db = openWriter(databasePath, { busyTimeoutMs: 5_000 });
-    const key = createKey(db, 'Bench', () => Date.now()).key;
-    db.$client.close();
+    const key = addKey(databasePath, 'Bench').key;
     const { logger } = memoryLogger('warn');
     const snapshot = new SnapshotStore(databasePath, 2_000, logger);
+    const keysStore = new KeysStore(keysPathFor(databasePath), 2_000, logger);
     // The response cache off: every read below costs what a first request costs.
-    const app = createApp({ store: snapshot, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 });
+    const app = createApp({ store: snapshot, keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 });
     const server = createServer(app).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/changes?locale=en&limit=100`;
@@ -108,7 +106,6 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
       polls.push(performance.now() - t);
     }
     server.close();
-    snapshot.close();
 
     // Webhook to feed, end to end: the real worker process with its webhook, the API above.
     const child = startNode('sync/main.js', [], {
@@ -126,7 +123,7 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
         });
         child.once('exit', (code) => reject(new Error(`worker exited ${code}`)));
       });
-      const api = createServer(createApp({ store: new SnapshotStore(databasePath, 2_000, logger), engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 })).listen(0, '127.0.0.1');
+      const api = createServer(createApp({ store: new SnapshotStore(databasePath, 2_000, logger), keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 })).listen(0, '127.0.0.1');
       await new Promise((r) => api.once('listening', r));
       const feed = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1/changes?locale=en&limit=100`;
       let since = cursor!;
@@ -154,6 +151,8 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
       api.close();
     } finally {
       await stop(child);
+      snapshot.close();
+      keysStore.close();
     }
     return {
       articles: counts.en + counts.zh,

@@ -1,11 +1,13 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import { dirname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
-import { createApp } from '../../src/app.js';
-import { openWriter } from '../../src/db/connection.js';
+import { createApp, type AppDeps, type App } from '../../src/app.js';
+import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
+import { KeysStore } from '../../src/db/keys-store.js';
 import { SnapshotStore } from '../../src/db/snapshot-store.js';
-import { createKey } from '../../src/keys/manage.js';
+import { createKey, type KeyOptions } from '../../src/keys/manage.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { SearchEngine } from '../../src/search/engine.js';
 import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
@@ -37,25 +39,48 @@ export function testClock(start: number | string): Clock & { set(to: number | st
 }
 
 export interface TestApi {
-  app: RequestListener;
+  app: App;
   url: string;
   request: ReturnType<typeof supertest>;
   store: SnapshotStore;
+  keysStore: KeysStore;
   logs: string[];
   close(): Promise<void>;
 }
 
-/** Starts the real app on 127.0.0.1 and an ephemeral port, over a real snapshot file. */
+/** The keys database the API uses by default: `keys.db` beside the snapshot (as in config.ts). */
+export function keysPathFor(databasePath: string): string {
+  return join(dirname(databasePath), 'keys.db');
+}
+
+/**
+ * Starts the real app on 127.0.0.1 and an ephemeral port, over a real snapshot file and a
+ * real keys database (beside the snapshot unless `keysDatabasePath` says otherwise).
+ */
 export async function startApi(options: {
   databasePath: string;
+  keysDatabasePath?: string;
   clock?: Clock;
   engine?: SearchEngine;
   busyTimeoutMs?: number;
+  rateLimit?: AppDeps['rateLimit'];
+  processes?: number;
+  onResponse?: AppDeps['onResponse'];
 }): Promise<TestApi> {
   const { logger, lines } = memoryLogger();
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
+  const keysStore = new KeysStore(options.keysDatabasePath ?? keysPathFor(options.databasePath), options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
-  const app = createApp({ store, engine, logger, clock: options.clock });
+  const app = createApp({
+    store,
+    keysStore,
+    engine,
+    logger,
+    clock: options.clock,
+    rateLimit: options.rateLimit,
+    processes: options.processes,
+    onResponse: options.onResponse,
+  });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -64,23 +89,33 @@ export async function startApi(options: {
     url,
     request: supertest(url),
     store,
+    keysStore,
     logs: lines,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await engine.close();
       store.close();
+      keysStore.close();
     },
   };
 }
 
-/** Creates a partner key directly in the database file, as the CLI would. */
-export function addKey(databasePath: string, partner = 'Test Partner'): { id: number; key: string } {
-  const db = openWriter(databasePath, { busyTimeoutMs: 5_000 });
+/**
+ * Runs `fn` on a writer connection to the keys database of the snapshot at `databasePath`
+ * (created when missing), as the CLI would, and closes it.
+ */
+export function withKeys<T>(databasePath: string, fn: (db: KeysDb) => T, keysDatabasePath = keysPathFor(databasePath)): T {
+  const { db } = openKeysWriter(keysDatabasePath, { busyTimeoutMs: 5_000, create: true });
   try {
-    const created = createKey(db, partner, () => Date.now());
-    return { id: created.id, key: created.key };
+    return fn(db);
   } finally {
     db.$client.close();
   }
+}
+
+/** Creates a partner key in the keys database beside the snapshot at `databasePath`, as the CLI would. */
+export function addKey(databasePath: string, partner = 'Test Partner', options: KeyOptions = {}): { id: number; key: string } {
+  const created = withKeys(databasePath, (db) => createKey(db, partner, () => Date.now(), options));
+  return { id: created.id, key: created.key };
 }

@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadApiConfig, loadCliConfig, loadWorkerConfig, requireCms } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
@@ -30,7 +30,13 @@ describe('loadApiConfig', () => {
     expect(config.busyTimeoutMs).toBe(2_000);
     expect(config.logLevel).toBe('info');
     expect(config.responseCacheBytes).toBe(64 * 1024 * 1024);
+    expect(config.rateLimit).toEqual({ perMinute: 600, burstSeconds: 10 });
     expect(config.search).toEqual({ engine: 'sqlite' });
+  });
+
+  it('reads the default rate limit, 0 turning it off', () => {
+    expect(loadApiConfig({ RATE_LIMIT_PER_MINUTE: '120', RATE_LIMIT_BURST_SECONDS: '30' }).rateLimit).toEqual({ perMinute: 120, burstSeconds: 30 });
+    expect(loadApiConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimit.perMinute).toBe(0);
   });
 
   it('reads each variable and resolves a relative DATABASE_PATH', () => {
@@ -151,11 +157,27 @@ describe('loadCliConfig', () => {
   });
 
   it('reads DATABASE_PATH and DATABASE_BUSY_TIMEOUT_MS, empty meaning unset', () => {
-    expect(loadCliConfig({ DATABASE_PATH: 'x/keys.db', DATABASE_BUSY_TIMEOUT_MS: '10' })).toEqual({
-      databasePath: resolve('x/keys.db'),
+    expect(loadCliConfig({ DATABASE_PATH: 'x/snapshot.db', DATABASE_BUSY_TIMEOUT_MS: '10' })).toEqual({
+      databasePath: resolve('x/snapshot.db'),
+      keysDatabasePath: resolve('x/keys.db'),
       busyTimeoutMs: 10,
     });
-    expect(loadCliConfig({ DATABASE_PATH: '', DATABASE_BUSY_TIMEOUT_MS: '' })).toEqual(loadCliConfig({}));
+    expect(loadCliConfig({ DATABASE_PATH: '', DATABASE_BUSY_TIMEOUT_MS: '', KEYS_DATABASE_PATH: '' })).toEqual(loadCliConfig({}));
+  });
+});
+
+describe('KEYS_DATABASE_PATH', () => {
+  it('defaults to keys.db beside the snapshot, the same for the API and the CLI', () => {
+    expect(loadApiConfig({}).keysDatabasePath).toBe(resolve(dirname(DEFAULT_DATABASE), 'keys.db'));
+    expect(loadCliConfig({}).keysDatabasePath).toBe(loadApiConfig({}).keysDatabasePath);
+    expect(loadApiConfig({ DATABASE_PATH: '/srv/data/snap.db' }).keysDatabasePath).toBe('/srv/data/keys.db');
+    expect(loadCliConfig({ DATABASE_PATH: 'rel/snap.db' }).keysDatabasePath).toBe(resolve('rel/keys.db'));
+  });
+
+  it('is read and resolved when set, for the API and the CLI alike', () => {
+    const env = { DATABASE_PATH: '/srv/data/snap.db', KEYS_DATABASE_PATH: 'secure/keys.sqlite' };
+    expect(loadApiConfig(env).keysDatabasePath).toBe(resolve('secure/keys.sqlite'));
+    expect(loadCliConfig(env).keysDatabasePath).toBe(resolve('secure/keys.sqlite'));
   });
 });
 
@@ -186,6 +208,9 @@ describe('invalid values', () => {
     ['SYNC_FULL_CRON="every hour"', 'SYNC_FULL_CRON', worker({ SYNC_FULL_CRON: 'every hour' })],
     ['CMS_PAGE_SIZE=101', 'CMS_PAGE_SIZE', worker({ CMS_PAGE_SIZE: '101' })],
     ['CMS_PAGE_SIZE=0', 'CMS_PAGE_SIZE', worker({ CMS_PAGE_SIZE: '0' })],
+    ['RATE_LIMIT_PER_MINUTE=10/s', 'RATE_LIMIT_PER_MINUTE', api({ RATE_LIMIT_PER_MINUTE: '10/s' })],
+    ['RATE_LIMIT_PER_MINUTE=-5', 'RATE_LIMIT_PER_MINUTE', api({ RATE_LIMIT_PER_MINUTE: '-5' })],
+    ['RATE_LIMIT_BURST_SECONDS=0', 'RATE_LIMIT_BURST_SECONDS', api({ RATE_LIMIT_BURST_SECONDS: '0' })],
   ])('%s throws a ConfigError naming %s', (_name, variable, load) => {
     expect(configError(load).message).toContain(variable);
   });
