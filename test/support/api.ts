@@ -66,20 +66,23 @@ export async function startApi(options: {
   rateLimit?: AppDeps['rateLimit'];
   processes?: number;
   onResponse?: AppDeps['onResponse'];
+  /** More of createApp's dependencies (metrics, maximum snapshot age, trusted proxies...). */
+  deps?: Partial<Omit<AppDeps, 'store' | 'keysStore' | 'engine' | 'logger' | 'clock'>>;
 }): Promise<TestApi> {
   const { logger, lines } = memoryLogger();
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
   const keysStore = new KeysStore(options.keysDatabasePath ?? keysPathFor(options.databasePath), options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
   const app = createApp({
+    ...options.deps,
     store,
     keysStore,
     engine,
     logger,
     clock: options.clock,
-    rateLimit: options.rateLimit,
-    processes: options.processes,
-    onResponse: options.onResponse,
+    rateLimit: options.rateLimit ?? options.deps?.rateLimit,
+    processes: options.processes ?? options.deps?.processes,
+    onResponse: options.onResponse ?? options.deps?.onResponse,
   });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -30,7 +30,7 @@ describe('loadApiConfig', () => {
     expect(config.busyTimeoutMs).toBe(2_000);
     expect(config.logLevel).toBe('info');
     expect(config.responseCacheBytes).toBe(64 * 1024 * 1024);
-    expect(config.rateLimit).toEqual({ perMinute: 600, burstSeconds: 10 });
+    expect(config.rateLimit).toEqual({ perMinute: 0, burstSeconds: 10 });
     expect(config.search).toEqual({ engine: 'sqlite' });
   });
 
