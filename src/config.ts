@@ -90,6 +90,41 @@ function searchConfig(values: { SEARCH_ENGINE?: 'sqlite' | 'meilisearch'; MEILI_
   };
 }
 
+/** The API's HTTP server limits (src/http/server-limits.ts). */
+export interface ServerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+});
+
+const serverLimits = {
+  HTTP_HEADERS_TIMEOUT_MS: optional(int(1_000, 600_000)).default(DEFAULT_SERVER_LIMITS.headersTimeoutMs),
+  HTTP_REQUEST_TIMEOUT_MS: optional(int(1_000, 600_000)).default(DEFAULT_SERVER_LIMITS.requestTimeoutMs),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: optional(int(100, 600_000)).default(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs),
+  HTTP_MAX_CONNECTIONS: optional(int(1, 1_000_000)).default(DEFAULT_SERVER_LIMITS.maxConnections),
+};
+
+function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_TIMEOUT_MS: number; HTTP_KEEP_ALIVE_TIMEOUT_MS: number; HTTP_MAX_CONNECTIONS: number }): ServerLimits {
+  // Node refuses a headers timeout longer than the request timeout; say so in our own words.
+  if (v.HTTP_HEADERS_TIMEOUT_MS > v.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
+  }
+  return Object.freeze({
+    headersTimeoutMs: v.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: v.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: v.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: v.HTTP_MAX_CONNECTIONS,
+  });
+}
+
 const apiSchema = z.object({
   ...common,
   ...meili,
@@ -97,6 +132,7 @@ const apiSchema = z.object({
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
   RESPONSE_CACHE_MB: optional(int(0, 4_096)).default(64),
+  ...serverLimits,
 });
 
 export interface ApiConfig {
@@ -107,6 +143,7 @@ export interface ApiConfig {
   logLevel: string;
   responseCacheBytes: number;
   search: SearchConfig;
+  serverLimits: ServerLimits;
 }
 
 export function loadApiConfig(env: Env): Readonly<ApiConfig> {
@@ -119,6 +156,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     logLevel: v.LOG_LEVEL,
     responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
     search: searchConfig(v),
+    serverLimits: serverLimitsConfig(v),
   });
 }
 

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import { createApp } from './app.js';
 import { loadApiConfig } from './config.js';
 import { SnapshotStore } from './db/snapshot-store.js';
+import { createApiServer } from './http/server-limits.js';
 import { createLogger } from './logger.js';
 import { runMain } from './main-guard.js';
 import { createSearchEngine } from './search/create-engine.js';
@@ -14,7 +14,7 @@ runMain(async () => {
   const engine = createSearchEngine(config.search, logger);
   const app = createApp({ store, engine, logger, responseCacheBytes: config.responseCacheBytes });
 
-  const server = createServer(app).listen(config.port, config.host);
+  const server = createApiServer(app, config.serverLimits, logger).listen(config.port, config.host);
   server.on('error', (error: NodeJS.ErrnoException) => {
     const reason = error.code === 'EADDRINUSE' ? `port ${config.port} is already in use (set PORT)` : error.message;
     process.stderr.write(`Cannot start the API on ${config.host}:${config.port}: ${reason}\n`);
