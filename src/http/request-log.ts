@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../logger.js';
+import { redactKeys } from './redact-url.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -41,14 +42,6 @@ export function requestLog(logger: Logger) {
     quietReqLogger: false,
     wrapSerializers: false,
   });
-}
-
-// A partner who puts the key in the query string (or the path) by mistake is refused, and the
-// key must not reach the log through the URL either.
-const KEY_IN_URL = /lsk(?:_|%5f)[0-9a-z]*/gi;
-
-function redactKeys(url: string): string {
-  return url.replace(KEY_IN_URL, 'lsk_[redacted]');
 }
 
 function partner(res: ServerResponse): Record<string, unknown> {
