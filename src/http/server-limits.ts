@@ -86,7 +86,14 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, logger:
   }
   const verdict = parserVerdict(error.code);
   logger.info({ parserError: error.code, status: verdict.status }, `refused a request Node could not parse (${verdict.status})`);
-  writeRaw(socket, verdict.status, verdict.code, verdict.message);
+  writeRaw(socket, verdict.status, verdict.code, verdict.message, {}, isHead(error));
+}
+
+// A response to HEAD has no body, or the client reads the body as the next response. The
+// request line is all that is read from the raw packet.
+function isHead(error: NodeJS.ErrnoException): boolean {
+  const raw = (error as { rawPacket?: unknown }).rawPacket;
+  return Buffer.isBuffer(raw) && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
 }
 
 function errorBody(code: string, message: string): string {
@@ -94,7 +101,7 @@ function errorBody(code: string, message: string): string {
 }
 
 // The socket is past HTTP parsing here: the response is written by hand, then the connection closed.
-function writeRaw(socket: Duplex, status: number, code: string, message: string, extra: Record<string, string> = {}): void {
+function writeRaw(socket: Duplex, status: number, code: string, message: string, extra: Record<string, string> = {}, headOnly = false): void {
   const body = errorBody(code, message);
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',
@@ -105,7 +112,7 @@ function writeRaw(socket: Duplex, status: number, code: string, message: string,
     ...extra,
   };
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${head}\r\n${body}`);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${head}\r\n${headOnly ? '' : body}`);
 }
 
 function sendJsonError(res: ServerResponse, status: number, code: string, message: string): void {
