@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
+import { benchLoadWhileSync, loadWhileSyncLines } from './load-while-sync.js';
 import { benchSync, type SyncFigures } from './sync-bench.js';
 
 /*
@@ -17,6 +18,11 @@ const reuse = process.env.BENCH_DATABASE;
 const counts = { en, zh: Math.round(en / 10) };
 const dir = mkdtempSync(join(tmpdir(), 'syndication-bench-'));
 const databasePath = reuse ?? join(dir, 'bench.db');
+
+// BENCH_PHASES=a,b runs only those phases: `sync` and `api` (the snapshot build and the API
+// figures, together), `load-while-sync`. All of them by default.
+const only = process.env.BENCH_PHASES?.split(',').map((p) => p.trim()).filter(Boolean);
+const wanted = (phase: string) => !only || only.includes(phase);
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const line = (label: string, r: LoadResult, ref?: LoadResult) =>
@@ -53,14 +59,17 @@ function report(sync: SyncFigures | undefined, api: ApiFigures): void {
 }
 
 try {
-  let sync: SyncFigures | undefined;
-  if (!reuse) {
-    process.stdout.write(`Building the snapshot in ${dir} ...\n`);
-    sync = await benchSync(databasePath, counts);
-    process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
+  if (wanted('sync') || wanted('api')) {
+    let sync: SyncFigures | undefined;
+    if (!reuse) {
+      process.stdout.write(`Building the snapshot in ${dir} ...\n`);
+      sync = await benchSync(databasePath, counts);
+      process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
+    }
+    const api = await benchApi(databasePath, counts.en);
+    report(sync, api);
   }
-  const api = await benchApi(databasePath, counts.en);
-  report(sync, api);
+  if (wanted('load-while-sync')) process.stdout.write(`${loadWhileSyncLines(await benchLoadWhileSync(dir, counts)).join('\n')}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
