@@ -141,6 +141,11 @@ export async function benchLoadWhileSync(dir: string, counts: Record<'en' | 'zh'
       [1, 2, 5].map((p) => `${base}/api/v1/search?q=${encodeURIComponent(term.split('&')[0]!)}&page=${p}${term.includes('&') ? '&locale=zh' : ''}`),
     );
 
+    // A short warm-up (first connections, the first query of each term), not counted.
+    const warmup = [traffic(listUrls, headers, LIST_RATE), traffic(searchUrls, headers, SEARCH_RATE)];
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    for (const t of warmup) await t.stop();
+
     const idleList = traffic(listUrls, headers, LIST_RATE);
     const idleSearch = traffic(searchUrls, headers, SEARCH_RATE);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));

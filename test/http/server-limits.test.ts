@@ -99,6 +99,14 @@ describe('requests Node cannot parse get JSON errors', () => {
     expect(api.logs.join('\n')).not.toContain('aaaaaaaaaa');
   });
 
+  it('answers HEAD with oversized headers with the 431 head and no body', async () => {
+    const { text } = await exchange([`HEAD /api/v1/articles HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`]);
+    const [head, body] = text.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(head).toMatch(/\r\nCache-Control: no-store\r\n/i);
+    expect(body).toBe('');
+  });
+
   it.each([
     ['a control character in a header value', 'GET /api/v1/articles HTTP/1.1\r\nHost: x\r\nX-API-Key: a\u0001b\r\n\r\n'],
     ['a space in a header name', 'GET /api/v1/articles HTTP/1.1\r\nHost: x\r\nX Bad: 1\r\n\r\n'],
