@@ -22,6 +22,8 @@ import { anyValue, createClient, fuzzRuns, fuzzSeed, headers, method, queryStrin
 const NOW = '2026-11-01T12:00:00Z';
 const SEED = fuzzSeed();
 const RUNS = fuzzRuns();
+// Generous bounds for a busy CI machine; a quiet 2-core machine runs each route in well under a minute.
+const TIMEOUT_MS = 300_000;
 const dir = tempDir();
 const dbPath = dir.path('snapshot.db');
 const SECTIONS = ['fiber', 'ultrafast', 'markets'];
@@ -148,19 +150,19 @@ const request = (path: fc.Arbitrary<string>, query: fc.Arbitrary<string>): fc.Ar
 describe('API fuzzing (fast-check, real HTTP)', () => {
   it('GET /api/v1/articles holds every property under generated requests', async () => {
     await fuzzRoute(request(fc.constant('/api/v1/articles'), queryString(['locale', 'page', 'limit', 'section', 'updated_since'], VALID)), 1);
-  });
+  }, TIMEOUT_MS);
 
   it('GET /api/v1/articles/{slug} holds every property under generated requests', async () => {
     await fuzzRoute(request(segment(SLUGS).map((s) => `/api/v1/articles/${s}`), queryString(['locale'], VALID)), 2);
-  });
+  }, TIMEOUT_MS);
 
   it('GET /api/v1/categories holds every property under generated requests', async () => {
     await fuzzRoute(request(fc.constant('/api/v1/categories'), queryString(['locale'], VALID)), 3);
-  });
+  }, TIMEOUT_MS);
 
   it('GET /api/v1/search holds every property under generated requests', async () => {
     await fuzzRoute(request(fc.constant('/api/v1/search'), queryString(['q', 'locale', 'page', 'limit', 'section'], VALID)), 4);
-  });
+  }, TIMEOUT_MS);
 
   it('other paths (health, OpenAPI, unknown, odd shapes) hold every property under generated requests', async () => {
     const path = fc.oneof(
@@ -168,7 +170,7 @@ describe('API fuzzing (fast-check, real HTTP)', () => {
       fc.array(segment(['api', 'v1', 'articles', 'search', 'categories', 'health']), { minLength: 1, maxLength: 5 }).map((parts) => `/${parts.join('/')}`),
     );
     await fuzzRoute(request(path, queryString(['locale', 'q', 'page'], VALID)), 5);
-  });
+  }, TIMEOUT_MS);
 });
 
 describe('API fuzzing with the store down', () => {
@@ -195,7 +197,7 @@ describe('API fuzzing with the store down', () => {
       await down.close();
       downDir.cleanup();
     }
-  });
+  }, TIMEOUT_MS);
 });
 
 // Keep the value generator honest: it must reach the shapes the suite claims to cover.

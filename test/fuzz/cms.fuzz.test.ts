@@ -20,6 +20,8 @@ import { fuzzRuns, fuzzSeed } from './requests.js';
 const SEED = fuzzSeed();
 const SYNC_RUNS = Math.max(20, Math.round(fuzzRuns(10_000) / 160));
 const PARSE_RUNS = Math.round(fuzzRuns(10_000) / 2);
+// Generous bounds for a busy CI machine.
+const TIMEOUT_MS = 300_000;
 
 const HOSTILE_URLS = [
   'javascript:alert(1)', 'JaVaScRiPt:alert(1)', ' \u0001javascript:alert(1)', 'java\tscript:alert(1)', 'java\nscript:alert(1)',
@@ -172,7 +174,7 @@ describe('CMS fuzzing: record validation', () => {
       }),
       { seed: SEED, numRuns: PARSE_RUNS },
     );
-  });
+  }, TIMEOUT_MS);
 });
 
 describe('CMS fuzzing: full syncs against a hostile CMS', () => {
@@ -211,5 +213,5 @@ describe('CMS fuzzing: full syncs against a hostile CMS', () => {
     // The generator must reach both sides: runs that store some generated records, and runs that fail.
     expect(outcomes.succeeded).toBeGreaterThan(0);
     expect(outcomes.hostileStored).toBeGreaterThan(0);
-  });
+  }, TIMEOUT_MS);
 });
