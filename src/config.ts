@@ -51,8 +51,17 @@ const meili = {
   MEILI_TIMEOUT_MS: optional(int(100, 600_000)).default(2_000),
 };
 
+// The API only searches: a search-only key is enough (and safer) there; the worker manages
+// indexes, documents, settings and tasks. MEILI_API_KEY is the fallback for both.
+const meiliApi = { ...meili, MEILI_SEARCH_KEY: optional(z.string()) };
+const meiliWorker = {
+  ...meili,
+  MEILI_ADMIN_KEY: optional(z.string()),
+  MEILI_WORKER_TIMEOUT_MS: optional(int(1_000, 3_600_000)).default(30_000),
+};
+
 // Secrets are never echoed back in an error message.
-const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY']);
+const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY', 'MEILI_SEARCH_KEY', 'MEILI_ADMIN_KEY']);
 
 function parse<S extends z.ZodObject>(schema: S, env: Env): z.output<S> {
   const input: Record<string, string | undefined> = {};
@@ -70,10 +79,22 @@ function parse<S extends z.ZodObject>(schema: S, env: Env): z.output<S> {
 
 export interface SearchConfig {
   engine: 'sqlite' | 'meilisearch';
+  /**
+   * `apiKey` is the key of the process reading the config: MEILI_SEARCH_KEY for the API,
+   * MEILI_ADMIN_KEY for the worker, MEILI_API_KEY when those are unset. `timeoutMs` is per
+   * request: MEILI_TIMEOUT_MS for the API, MEILI_WORKER_TIMEOUT_MS for the worker.
+   */
   meilisearch?: { host: string; apiKey: string | undefined; indexPrefix: string; timeoutMs: number };
 }
 
-function searchConfig(values: { SEARCH_ENGINE?: 'sqlite' | 'meilisearch'; MEILI_HOST?: string; MEILI_API_KEY?: string; MEILI_INDEX_PREFIX: string; MEILI_TIMEOUT_MS: number }): SearchConfig {
+interface MeiliValues {
+  SEARCH_ENGINE?: 'sqlite' | 'meilisearch';
+  MEILI_HOST?: string;
+  MEILI_API_KEY?: string;
+  MEILI_INDEX_PREFIX: string;
+}
+
+function searchConfig(values: MeiliValues, apiKey: string | undefined, timeoutMs: number): SearchConfig {
   const engine = values.SEARCH_ENGINE ?? (values.MEILI_HOST ? 'meilisearch' : 'sqlite');
   if (engine === 'sqlite') return { engine };
   if (!values.MEILI_HOST) {
@@ -83,9 +104,9 @@ function searchConfig(values: { SEARCH_ENGINE?: 'sqlite' | 'meilisearch'; MEILI_
     engine,
     meilisearch: {
       host: values.MEILI_HOST,
-      apiKey: values.MEILI_API_KEY,
+      apiKey: apiKey ?? values.MEILI_API_KEY,
       indexPrefix: values.MEILI_INDEX_PREFIX,
-      timeoutMs: values.MEILI_TIMEOUT_MS,
+      timeoutMs,
     },
   };
 }
@@ -127,7 +148,7 @@ function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_T
 
 const apiSchema = z.object({
   ...common,
-  ...meili,
+  ...meiliApi,
   PORT: optional(int(0, 65_535)).default(3000),
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
@@ -155,14 +176,14 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
     logLevel: v.LOG_LEVEL,
     responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
-    search: searchConfig(v),
+    search: searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS),
     serverLimits: serverLimitsConfig(v),
   });
 }
 
 const workerSchema = z.object({
   ...common,
-  ...meili,
+  ...meiliWorker,
   CMS_BASE_URL: optional(httpUrl),
   CMS_TOKEN: optional(z.string()),
   CMS_TIMEOUT_MS: optional(int(100, 600_000)).default(10_000),
@@ -217,7 +238,7 @@ export function loadWorkerConfig(env: Env): Readonly<WorkerConfig> {
           },
     schedule: { incremental: v.SYNC_CRON, full: v.SYNC_FULL_CRON },
     overlapSeconds: v.SYNC_OVERLAP_SECONDS,
-    search: searchConfig(v),
+    search: searchConfig(v, v.MEILI_ADMIN_KEY, v.MEILI_WORKER_TIMEOUT_MS),
   });
 }
 

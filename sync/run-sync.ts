@@ -208,7 +208,7 @@ async function updateSearchIndex(
   setWorkerState(db, SEARCH_REBUILD_NEEDED, 'pending', formatUtcSeconds(clock()));
   try {
     if (needsRebuild) {
-      const { documents } = await indexer.rebuild(db, deps.signal);
+      const { documents } = await indexer.rebuild(db, deps.signal, outcomes);
       log.info({ documents, indexer: indexer.name }, 'search index rebuilt');
     } else {
       await indexer.update(db, outcomes, deps.signal);

@@ -14,6 +14,15 @@ export interface SearchParams {
 }
 
 /**
+ * How deep search results can be paged, on every engine: hits past the 10,000th are never
+ * returned. A page that starts past it answers like a page past the last one (no data, the
+ * true total and pages); a page that straddles it is cut at it. Ranking cost grows with
+ * page × limit on both engines (Meilisearch ranks every hit before the page's last one), and
+ * nobody reads that deep: a narrower q or a section finds it sooner.
+ */
+export const MAX_SEARCH_DEPTH = 10_000;
+
+/**
  * Searches with the configured engine, then loads the rows from the snapshot: search engines
  * return ids only, so search and list never disagree, and a hit the snapshot does not expose
  * (unpublished, scheduled, in an inactive section) is dropped and taken off the total.
@@ -23,16 +32,23 @@ export async function searchArticles(
   view: LocaleView,
   engine: SearchEngine,
   params: SearchParams,
+  maxDepth = MAX_SEARCH_DEPTH,
 ): Promise<ArticlePage> {
+  const offset = (params.page - 1) * params.limit;
+  // Past the depth cap the engine is asked for the total only (no hits to rank).
+  const beyond = offset >= maxDepth;
   const hits = await engine.search(store.session(), {
     ...params,
+    page: beyond ? 1 : params.page,
+    limit: beyond ? 0 : params.limit,
     section: params.section,
     activeSections: view.sectionSlugs,
     exposure: view.exposure(params.now, params.section),
     contentTag: view.contentTag(params.now),
   });
+  const ids = hits.ids.slice(0, Math.max(0, maxDepth - offset));
   // The engine may have awaited a server: take a fresh session, the old one may be closed.
-  const articles = hydrate(store.session(), hits.ids, params.now);
-  const dropped = hits.ids.length - articles.length;
+  const articles = hydrate(store.session(), ids, params.now);
+  const dropped = ids.length - articles.length;
   return { articles, total: Math.max(0, hits.total - dropped) };
 }

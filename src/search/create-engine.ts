@@ -12,7 +12,10 @@ import { SqliteFtsEngine } from './sqlite-fts.js';
 export function createSearchEngine(config: SearchConfig, logger: Logger): SearchEngine {
   if (!config.meilisearch) return new SqliteFtsEngine();
   const { host, apiKey, timeoutMs, indexPrefix } = config.meilisearch;
-  return new MeilisearchEngine(createMeiliClient({ host, apiKey, timeoutMs }), indexPrefix, loadMeiliIndexConfig(), logger);
+  const engine = new MeilisearchEngine(createMeiliClient({ host, apiKey, timeoutMs }), indexPrefix, loadMeiliIndexConfig(), logger);
+  // The version check at start-up: in the background, the API starts whatever Meilisearch says.
+  void engine.verifyServer();
+  return engine;
 }
 
 /**
@@ -22,5 +25,5 @@ export function createSearchEngine(config: SearchConfig, logger: Logger): Search
 export function createSearchIndexer(config: SearchConfig, logger: Logger): SearchIndexer | undefined {
   if (!config.meilisearch) return undefined;
   const { host, apiKey, timeoutMs, indexPrefix } = config.meilisearch;
-  return new MeilisearchIndexer(createMeiliClient({ host, apiKey, timeoutMs }), indexPrefix, loadMeiliIndexConfig(), logger);
+  return new MeilisearchIndexer({ host, apiKey, timeoutMs }, indexPrefix, loadMeiliIndexConfig(), logger);
 }

@@ -37,6 +37,18 @@ export interface EngineHealth {
   status: 'ok' | 'unavailable';
   /** For the operator; never secret. */
   detail?: string;
+  /** An external engine's server version; null when its key may not read it. */
+  version?: string | null;
+  /** An external engine's index per locale. */
+  indexes?: Record<string, EngineIndexHealth>;
+}
+
+/** One external index: `missing` or `unconfigured` (default settings) fail every search until rebuilt. */
+export interface EngineIndexHealth {
+  uid: string;
+  status: 'ok' | 'missing' | 'unconfigured';
+  /** Documents in the index (null when it cannot be searched). */
+  documents: number | null;
 }
 
 export type SearchEngineName = 'sqlite' | 'meilisearch';

@@ -16,6 +16,9 @@ export interface SearchIndexer {
   readonly name: string;
   /** Pushes one sync's changes to the live indexes. */
   update(db: Db, changes: Map<Locale, LocaleChanges>, signal?: AbortSignal): Promise<void>;
-  /** Builds every locale's index afresh from the snapshot and swaps it in atomically. */
-  rebuild(db: Db, signal?: AbortSignal): Promise<{ documents: number }>;
+  /**
+   * Builds every locale's index afresh from the snapshot and swaps it in atomically. `changes`,
+   * when a sync's commit is behind the rebuild, are the ids the live index lags on meanwhile.
+   */
+  rebuild(db: Db, signal?: AbortSignal, changes?: Map<Locale, LocaleChanges>): Promise<{ documents: number }>;
 }

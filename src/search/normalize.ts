@@ -1,5 +1,9 @@
 import { queryWords } from './segment.js';
 
+// A single Chinese character is a word (飞秒 segments as 飞 + 秒): only other one-character
+// words are dropped.
+const HAN = /^\p{Script=Han}$/u;
+
 /** Meilisearch ignores query words past the tenth; the embedded engine follows the same rule. */
 export const MAX_QUERY_WORDS = 10;
 
@@ -17,7 +21,7 @@ export interface NormalizedQuery {
  * The one normalisation of `q`, shared by both engines so that the same `q` means the same
  * thing on each. Text is split into words as it is indexed (Chinese segmented into words,
  * everything else on spaces and punctuation), so operators such as `-word`, `"phrase"`,
- * `NEAR(`, `*` or `AND` become plain words or disappear. One-character words are dropped:
+ * `NEAR(`, `*` or `AND` become plain words or disappear. One-character words (but Chinese ones) are dropped:
  * as prefixes they match most of the corpus and cost the most while meaning the least. A
  * query left with no word matches nothing (never "everything", as an empty query would in
  * Meilisearch).
@@ -28,7 +32,7 @@ export function normalizeQuery(q: string): NormalizedQuery {
   let total = 0;
   for (const word of queryWords(q)) {
     total += 1;
-    if ([...word].length < 2 || seen.has(word) || words.length >= MAX_QUERY_WORDS) continue;
+    if ((([...word].length < 2 && !HAN.test(word)) || seen.has(word)) || words.length >= MAX_QUERY_WORDS) continue;
     seen.add(word);
     words.push(word);
   }

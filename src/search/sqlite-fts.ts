@@ -2,7 +2,7 @@ import { ftsMatches } from '../db/fts.js';
 import type { StoreSession } from '../db/snapshot-store.js';
 import { Lru } from '../lru.js';
 import type { EngineHealth, ExposureIndex, SearchEngine, SearchPage, SearchQuery } from './engine.js';
-import { queryWords } from './segment.js';
+import { normalizeQuery } from './normalize.js';
 
 /** How many result ids the engine keeps across queries (about 4 bytes each). */
 const CACHED_IDS = 2_000_000;
@@ -52,7 +52,8 @@ export class SqliteFtsEngine implements SearchEngine {
  * injected) and used as a prefix, all words required. Undefined when the term has no words.
  */
 export function matchExpression(q: string): string | undefined {
-  const words = queryWords(q);
+  // The normalisation Meilisearch gets too, so that the same q means the same on both.
+  const { words } = normalizeQuery(q);
   if (words.length === 0) return undefined;
   return words.map((w) => `"${w.replaceAll('"', '""')}"*`).join(' ');
 }

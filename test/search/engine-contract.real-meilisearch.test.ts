@@ -9,6 +9,9 @@ import { searchContract } from './engine-contract.js';
  */
 const host = process.env.MEILI_HOST?.trim() || undefined;
 const apiKey = process.env.MEILI_API_KEY || undefined;
+// Optional: check the keys the processes will really use (see the README's Meilisearch section).
+const searchKey = process.env.MEILI_SEARCH_KEY || undefined;
+const adminKey = process.env.MEILI_ADMIN_KEY || undefined;
 
 if (!host) {
   console.warn(
@@ -19,5 +22,5 @@ if (!host) {
 
 // Skipped without MEILI_HOST: no Meilisearch can be installed on the CI machines (see above).
 describe.skipIf(!host)('real Meilisearch (MEILI_HOST)', () => {
-  searchContract(`meilisearch (real server at ${host ?? 'MEILI_HOST'})`, () => meiliEngineSetup({ host: host!, apiKey }, { label: 'contract' }));
+  searchContract(`meilisearch (real server at ${host ?? 'MEILI_HOST'})`, () => meiliEngineSetup({ host: host!, apiKey, searchKey, adminKey }, { label: 'contract' }));
 });

@@ -111,13 +111,19 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
       // After indexing, the snapshot changes without the index following: an index that missed
       // an update (a failed sync) still has these entries, exposed as they were.
       const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
+      let staleIds: number[] = [];
       try {
+        staleIds = db.$client
+          .prepare(`SELECT id FROM articles WHERE slug IN ('xylo-deleted', 'xylo-unpublished', 'xylo-rescheduled')`)
+          .all()
+          .map((row) => (row as { id: number }).id);
         db.$client.prepare(`DELETE FROM articles WHERE slug = 'xylo-deleted'`).run();
         db.$client.prepare(`UPDATE articles SET status = 'archived' WHERE slug = 'xylo-unpublished'`).run();
         db.$client.prepare(`UPDATE articles SET published_at = ? WHERE slug = 'xylo-rescheduled'`).run(FAR_FUTURE);
       } finally {
         db.$client.close();
       }
+      await engine.missedUpdate?.(dbPath, 'en', staleIds);
       key = addKey(dbPath).key;
       api = await engine.startApi(dbPath, clock);
     });
@@ -302,6 +308,44 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
         expect(en.data.every((a) => a.locale === 'en')).toBe(true);
         expect((await search({ q: '激光' })).meta).toMatchObject({ total: 0 });
         expect((await search({ q: 'galvanometer', locale: 'zh' })).meta).toMatchObject({ total: 0 });
+      });
+    });
+
+    describe('operators and queries without words', () => {
+      it('answers a query with no word with nothing, never with every article', async () => {
+        for (const q of ['--', '!!', '""', '-- !!', '* *', '()']) {
+          const res = await search({ q });
+          expect(res.data, q).toEqual([]);
+          expect(res.meta, q).toMatchObject({ total: 0, pages: 0, q });
+        }
+      });
+
+      it('reads -word as the plain word, never as an exclusion', async () => {
+        expect(sorted(await search({ q: '-laser' }))).toEqual(['laser-cutting', 'laser-marking']);
+        expect(slugs(await search({ q: 'laser -cutting' }))).toEqual(['laser-cutting']);
+        expect(slugs(await search({ q: '-plasma cutting' }))).toEqual(['plasma-cutting']);
+      });
+
+      it('reads "quoted words" as the plain words, in any order', async () => {
+        expect(slugs(await search({ q: '"laser cutting"' }))).toEqual(['laser-cutting']);
+        expect(slugs(await search({ q: '"cutting laser"' }))).toEqual(['laser-cutting']);
+        expect(slugs(await search({ q: '"laser cutting' }))).toEqual(['laser-cutting']);
+      });
+
+      it('ignores punctuation and operator characters around words', async () => {
+        expect(sorted(await search({ q: 'laser*' }))).toEqual(['laser-cutting', 'laser-marking']);
+        expect(slugs(await search({ q: '(laser) + [cutting]!' }))).toEqual(['laser-cutting']);
+        expect(slugs(await search({ q: 'laser, cutting.' }))).toEqual(['laser-cutting']);
+      });
+
+      it('uses the first ten distinct words and ignores the rest', async () => {
+        const ten = 'laser cutting thick steel nitrogen assist gas laser cutting thick steel nitrogen';
+        // Ten distinct words at most: repeats do not count, the eleventh distinct one is ignored.
+        expect(slugs(await search({ q: `${ten} of` }))).toEqual(['laser-cutting']);
+        const eleven = 'laser cutting thick steel nitrogen assist gas of desk short quasar';
+        expect(slugs(await search({ q: eleven }))).toEqual(['laser-cutting']);
+        // Within the first ten, a word that matches nothing still empties the result.
+        expect((await search({ q: 'laser cutting quasar' })).data).toEqual([]);
       });
     });
 

@@ -38,7 +38,8 @@ describe('choosing the search engine', () => {
     expect(load({ MEILI_HOST: '' }).search).toEqual({ engine: 'sqlite' });
     expect(load({ MEILI_HOST: HOST }).search).toEqual({
       engine: 'meilisearch',
-      meilisearch: { host: HOST, apiKey: undefined, indexPrefix: 'articles', timeoutMs: 2_000 },
+      // Per request: the API searches (2 s), the worker also manages indexes (30 s, plus time per MB of upload).
+      meilisearch: { host: HOST, apiKey: undefined, indexPrefix: 'articles', timeoutMs: _name === 'API' ? 2_000 : 30_000 },
     });
   });
 
@@ -48,11 +49,24 @@ describe('choosing the search engine', () => {
     expect(loadApiConfig({ SEARCH_ENGINE: 'meilisearch', MEILI_HOST: HOST }).search.engine).toBe('meilisearch');
   });
 
-  it('reads MEILI_API_KEY, MEILI_INDEX_PREFIX and MEILI_TIMEOUT_MS', () => {
-    const env = { MEILI_HOST: `${HOST}/`, MEILI_API_KEY: 'secret-key', MEILI_INDEX_PREFIX: 'staging_articles', MEILI_TIMEOUT_MS: '750' };
-    for (const config of [loadApiConfig(env), loadWorkerConfig(env)]) {
-      expect(config.search.meilisearch).toEqual({ host: HOST, apiKey: 'secret-key', indexPrefix: 'staging_articles', timeoutMs: 750 });
-    }
+  it('reads MEILI_API_KEY, MEILI_INDEX_PREFIX, MEILI_TIMEOUT_MS (API) and MEILI_WORKER_TIMEOUT_MS (worker)', () => {
+    const env = { MEILI_HOST: `${HOST}/`, MEILI_API_KEY: 'secret-key', MEILI_INDEX_PREFIX: 'staging_articles', MEILI_TIMEOUT_MS: '750', MEILI_WORKER_TIMEOUT_MS: '45000' };
+    expect(loadApiConfig(env).search.meilisearch).toEqual({ host: HOST, apiKey: 'secret-key', indexPrefix: 'staging_articles', timeoutMs: 750 });
+    expect(loadWorkerConfig(env).search.meilisearch).toEqual({ host: HOST, apiKey: 'secret-key', indexPrefix: 'staging_articles', timeoutMs: 45_000 });
+  });
+
+  it('gives the API MEILI_SEARCH_KEY and the worker MEILI_ADMIN_KEY, each falling back to MEILI_API_KEY', () => {
+    const env = { MEILI_HOST: HOST, MEILI_API_KEY: 'shared-key', MEILI_SEARCH_KEY: 'search-key', MEILI_ADMIN_KEY: 'admin-key' };
+    expect(loadApiConfig(env).search.meilisearch?.apiKey).toBe('search-key');
+    expect(loadWorkerConfig(env).search.meilisearch?.apiKey).toBe('admin-key');
+    expect(loadApiConfig({ ...env, MEILI_SEARCH_KEY: '' }).search.meilisearch?.apiKey).toBe('shared-key');
+    expect(loadWorkerConfig({ ...env, MEILI_ADMIN_KEY: '' }).search.meilisearch?.apiKey).toBe('shared-key');
+  });
+
+  it('never echoes a Meilisearch key in a configuration error', () => {
+    const message = configError(() => loadWorkerConfig({ MEILI_HOST: HOST, MEILI_ADMIN_KEY: 'admin-key-1234', MEILI_WORKER_TIMEOUT_MS: 'soon' })).message;
+    expect(message).toContain('MEILI_WORKER_TIMEOUT_MS');
+    expect(message).not.toContain('admin-key-1234');
   });
 
   it.each([
@@ -86,6 +100,8 @@ describe('choosing the search engine', () => {
 
 describe('the configured engine and indexer, end to end', () => {
   const KEY = 'wired-master-key-2d81';
+  const SEARCH_KEY = 'wired-search-key';
+  const ADMIN_KEY = 'wired-admin-key';
   const NOW = '2026-11-01T12:00:00Z';
   const dir = tempDir('meili-config-');
   const dbPath = dir.path('snapshot.db');
@@ -93,7 +109,14 @@ describe('the configured engine and indexer, end to end', () => {
   let fake: FakeMeilisearch;
 
   beforeAll(async () => {
-    fake = await startFakeMeilisearch({ masterKey: KEY, taskDelayMs: 1 });
+    fake = await startFakeMeilisearch({
+      masterKey: KEY,
+      taskDelayMs: 1,
+      apiKeys: [
+        { key: SEARCH_KEY, actions: ['search'], indexes: [`${prefix}_*`] },
+        { key: ADMIN_KEY, actions: ['*'], indexes: ['*'] },
+      ],
+    });
     buildSnapshot(dbPath, {
       sections: [rawSection({ slug: 'fiber', name: 'Alpha' }), { ...rawSection({ slug: 'fiber', name: '资讯' }), locale: 'zh' as const }],
       articles: [rawArticle({ slug: 'laser-cutting', title: 'Laser cutting of thick steel', section_slug: 'fiber', published_at: '2026-11-01T10:00:00Z' })],
@@ -106,8 +129,9 @@ describe('the configured engine and indexer, end to end', () => {
     dir.cleanup();
   });
 
-  it('uses MEILI_HOST, MEILI_API_KEY, MEILI_INDEX_PREFIX and MEILI_TIMEOUT_MS', async () => {
-    const env = { MEILI_HOST: fake.url, MEILI_API_KEY: KEY, MEILI_INDEX_PREFIX: prefix, MEILI_TIMEOUT_MS: '300' };
+  it('uses MEILI_HOST, the search key (API) and the admin key (worker), MEILI_INDEX_PREFIX and MEILI_TIMEOUT_MS; one request per search', async () => {
+    // The keys an operator would create: the API's may only search our indexes.
+    const env = { MEILI_HOST: fake.url, MEILI_SEARCH_KEY: SEARCH_KEY, MEILI_ADMIN_KEY: ADMIN_KEY, MEILI_INDEX_PREFIX: prefix, MEILI_TIMEOUT_MS: '300' };
     const indexer = createSearchIndexer(loadWorkerConfig(env).search, logger)!;
     const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
     try {
@@ -120,11 +144,17 @@ describe('the configured engine and indexer, end to end', () => {
     const key = addKey(dbPath).key;
     const api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: createSearchEngine(loadApiConfig(env).search, logger) });
     try {
+      // The first search also asks for the version, which a search-only key may not read.
+      const first = await api.request.get('/api/v1/search').query({ q: 'laser' }).set('X-API-Key', key);
+      expect(first.status, first.text).toBe(200);
       const from = fake.requests.length;
       const res = await api.request.get('/api/v1/search').query({ q: 'laser' }).set('X-API-Key', key);
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.map((a: { slug: string }) => a.slug)).toEqual(['laser-cutting']);
       expect(fake.requests.slice(from).map((r) => r.path)).toEqual([`/indexes/${prefix}_en/search`]);
+      // A search-only key may not read the version: health says so with null, and is still ok.
+      const health = await api.request.get('/health');
+      expect(health.body.search).toMatchObject({ engine: 'meilisearch', status: 'ok', version: null, indexes: { en: { status: 'ok', documents: 1 } } });
 
       fake.setHang(true);
       try {
@@ -178,6 +208,8 @@ describe('meilisearch.config.json', () => {
     ['batchSize 0', JSON.stringify({ ...valid(), batchSize: 0 }), 'batchSize'],
     ['batchSize 1.5', JSON.stringify({ ...valid(), batchSize: 1.5 }), 'batchSize'],
     ['taskTimeoutMs 10', JSON.stringify({ ...valid(), taskTimeoutMs: 10 }), 'taskTimeoutMs'],
+    ['batchBytes past 90 MB (Meilisearch refuses 100 MB)', JSON.stringify({ ...valid(), batchBytes: 100_000_000 }), 'batchBytes'],
+    ['taskTimeoutMsPerMb -1', JSON.stringify({ ...valid(), taskTimeoutMsPerMb: -1 }), 'taskTimeoutMsPerMb'],
   ];
 
   it.each(cases)('refuses %s with a ConfigError naming the file and what is wrong', (_name, content, detail) => {

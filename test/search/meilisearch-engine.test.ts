@@ -244,7 +244,15 @@ describe.each(BREAKAGES)('a Meilisearch $name', (breakage) => {
     expect(slugs(res.body)).toEqual(['laser-cutting', 'laser-marking']);
     const status = await health();
     expect(status.status).toBe(200);
-    expect(status.body.search).toEqual({ engine: 'meilisearch', status: 'ok' });
+    expect(status.body.search).toEqual({
+      engine: 'meilisearch',
+      status: 'ok',
+      version: '1.19.0',
+      indexes: {
+        en: { uid: meili.uid('en'), status: 'ok', documents: 15 },
+        zh: { uid: meili.uid('zh'), status: 'ok', documents: 2 },
+      },
+    });
   });
 });
 

@@ -118,7 +118,8 @@ describe('health, version and indexes', () => {
   });
 
   it('a task goes enqueued -> processing -> succeeded, one at a time in uid order', async () => {
-    const slow = await startExtra({ taskDelayMs: 80 });
+    // Long enough that a busy machine still sees the first task enqueued.
+    const slow = await startExtra({ taskDelayMs: 400 });
     const c = new Meilisearch({ host: slow.url });
     const first = await c.createIndex('a');
     const second = await c.createIndex('b');
@@ -508,11 +509,29 @@ describe('search matching and ranking', () => {
     expect(ids((await index.search('激光', { locales: ['cmn'] })).hits).sort()).toEqual(['zh-1', 'zh-2']);
     expect(ids((await index.search('激光')).hits).sort()).toEqual(['zh-1', 'zh-2']);
     expect(ids((await index.search('光纤激光器')).hits)).toEqual(['zh-1']);
-    // Not the last word, 激光 still reaches 激光器 (segmentations differ), and both words rank first.
-    expect(ids((await index.search('激光 市场')).hits)).toEqual(['zh-1', 'zh-2']);
+    // Only the last word is a prefix, in Chinese too: 激光 before 市场 must be a whole jieba
+    // word, which 光纤激光器 (光纤 + 激光器) does not have; `last` then drops 市场.
+    expect(ids((await index.search('激光 市场')).hits)).toEqual(['zh-2']);
     expect((await index.search('光电')).hits).toEqual([]);
     // No typo tolerance on CJK.
     expect((await index.search('激先')).hits).toEqual([]);
+  });
+
+  it('Chinese: segments with jieba, and only the last query word matches the beginning of a word', async () => {
+    await seed('articles', [
+      { id: 'device', title: '激光器设备' },
+      { id: 'lidar', title: '激光雷达' },
+      { id: 'cutting', title: '激光切割设备' },
+    ]);
+    const index = client.index('articles');
+    const all = { matchingStrategy: 'all' as const };
+    // jieba cuts 激光器设备 into 激光器 + 设备: 激光 is not its last query word, so no prefix.
+    expect(ids((await index.search('激光设备', all)).hits)).toEqual(['cutting']);
+    expect(ids((await index.search('激光 设备', all)).hits)).toEqual(['cutting']);
+    // 激光雷达 is one jieba word: 雷达 is not its beginning.
+    expect((await index.search('雷达', all)).hits).toEqual([]);
+    // As the last (here the only) word, 激光 is a prefix of 激光器 and of 激光雷达.
+    expect(ids((await index.search('激光', all)).hits).sort()).toEqual(['cutting', 'device', 'lidar']);
   });
 
   it('typo tolerance: one typo from 5 letters, none below, as configured', async () => {

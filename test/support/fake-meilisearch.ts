@@ -11,5 +11,6 @@ export type {
   FakeTask,
   RequestLogEntry,
 } from './fake-meilisearch/server.js';
+export type { FakeApiKey } from './fake-meilisearch/auth.js';
 export type { IndexSettings } from './fake-meilisearch/settings.js';
 export type { MeiliErrorBody } from './fake-meilisearch/errors.js';

@@ -7,6 +7,7 @@ import { createMeiliClient, indexUid } from '../../src/search/meilisearch/client
 import { MeilisearchEngine } from '../../src/search/meilisearch/engine.js';
 import { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
 import { loadMeiliIndexConfig, type MeiliIndexConfig } from '../../src/search/meilisearch/settings.js';
+import { markUnsynced } from '../../src/search/meilisearch/unsynced.js';
 import type { Clock } from '../../src/time.js';
 import { memoryLogger, startApi, type TestApi } from './api.js';
 
@@ -19,7 +20,12 @@ import { memoryLogger, startApi, type TestApi } from './api.js';
 export interface MeiliTarget {
   /** `http://127.0.0.1:7700`, or the fake's url. */
   host: string;
+  /** The key the fixture's own client, and by default the engine and the indexer, use. */
   apiKey?: string | undefined;
+  /** The API's key (a search-only key), when it differs. */
+  searchKey?: string | undefined;
+  /** The worker's key (an admin key), when it differs. */
+  adminKey?: string | undefined;
 }
 
 /** A fresh prefix per fixture, valid as MEILI_INDEX_PREFIX and as an index uid. */
@@ -27,14 +33,19 @@ export function uniqueIndexPrefix(label = 'run'): string {
   return `test_${label.replace(/[^A-Za-z0-9_-]/g, '_')}_${randomBytes(5).toString('hex')}`;
 }
 
+type Tunable = 'batchSize' | 'batchBytes' | 'taskTimeoutMs' | 'taskTimeoutMsPerMb' | 'uploadTimeoutMsPerMb';
+
 /** meilisearch.config.json as shipped, with test-sized numbers where given. */
-export function testIndexConfig(overrides: Partial<Pick<MeiliIndexConfig, 'batchSize' | 'taskTimeoutMs'>> = {}): MeiliIndexConfig {
+export function testIndexConfig(overrides: Partial<Pick<MeiliIndexConfig, Tunable>> = {}): MeiliIndexConfig {
   const shipped = loadMeiliIndexConfig();
   return {
     settings: (locale) => shipped.settings(locale),
     searchLocales: (locale) => shipped.searchLocales(locale),
     batchSize: overrides.batchSize ?? shipped.batchSize,
+    batchBytes: overrides.batchBytes ?? shipped.batchBytes,
     taskTimeoutMs: overrides.taskTimeoutMs ?? shipped.taskTimeoutMs,
+    taskTimeoutMsPerMb: overrides.taskTimeoutMsPerMb ?? shipped.taskTimeoutMsPerMb,
+    uploadTimeoutMsPerMb: overrides.uploadTimeoutMsPerMb ?? shipped.uploadTimeoutMsPerMb,
   };
 }
 
@@ -57,7 +68,7 @@ export interface MeiliFixture {
 
 export function meiliFixture(target: MeiliTarget, options: { label?: string; prefix?: string } = {}): MeiliFixture {
   const prefix = options.prefix ?? uniqueIndexPrefix(options.label);
-  const connect = (timeoutMs: number) => createMeiliClient({ host: target.host, apiKey: target.apiKey, timeoutMs });
+  const connect = (timeoutMs: number, apiKey = target.apiKey) => createMeiliClient({ host: target.host, apiKey, timeoutMs });
   const client = connect(10_000);
   const quiet = () => memoryLogger('warn').logger;
 
@@ -67,9 +78,9 @@ export function meiliFixture(target: MeiliTarget, options: { label?: string; pre
     client,
     uid: (locale) => indexUid(prefix, locale),
     engine: ({ timeoutMs = 2_000, logger = quiet(), config = testIndexConfig() } = {}) =>
-      new MeilisearchEngine(connect(timeoutMs), prefix, config, logger),
+      new MeilisearchEngine(connect(timeoutMs, target.searchKey ?? target.apiKey), prefix, config, logger),
     indexer: ({ timeoutMs = 10_000, logger = quiet(), config = testIndexConfig({ taskTimeoutMs: 60_000 }) } = {}) =>
-      new MeilisearchIndexer(connect(timeoutMs), prefix, config, logger),
+      new MeilisearchIndexer({ host: target.host, apiKey: target.adminKey ?? target.apiKey, timeoutMs }, prefix, config, logger),
     async indexSnapshot(dbPath, indexer = fixture.indexer()) {
       const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
       try {
@@ -100,6 +111,11 @@ export interface EngineSetup {
   startApi(dbPath: string, clock: Clock): Promise<TestApi>;
   /** Makes the engine's index follow the snapshot file (a no-op for the embedded engine). */
   index(dbPath: string): Promise<void>;
+  /**
+   * Records what a sync that changed these articles in the snapshot, then failed to update the
+   * engine's index, leaves behind (a no-op for the embedded engine, written in the same transaction).
+   */
+  missedUpdate?(dbPath: string, locale: Locale, ids: number[]): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -110,6 +126,15 @@ export function meiliEngineSetup(target: MeiliTarget, options: { label: string; 
     startApi: (dbPath, clock) => startApi({ databasePath: dbPath, clock, engine: meili.engine({ timeoutMs: 10_000 }) }),
     index: async (dbPath) => {
       await meili.indexSnapshot(dbPath);
+    },
+    // What MeilisearchIndexer.update writes before it pushes changes, and leaves when it fails.
+    missedUpdate: async (dbPath, locale, ids) => {
+      const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
+      try {
+        markUnsynced(db, locale, ids, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+      } finally {
+        db.$client.close();
+      }
     },
     async cleanup() {
       try {

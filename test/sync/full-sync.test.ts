@@ -74,13 +74,13 @@ const cmsIds = (locale: string) =>
 const idsOf = (raws: RawArticle[]) => raws.map((a) => a.id).sort();
 const articleIds = () => query<{ id: number }>(dbPath, 'SELECT id FROM articles ORDER BY id').map((r) => r.id);
 
-async function searchApi(q: string, locale = 'en'): Promise<{ total: number; slugs: string[] }> {
+async function searchApi(q: string, locale = 'en', limit = 20): Promise<{ total: number; slugs: string[] }> {
   if (!api) {
     const { key } = addKey(dbPath);
     api = await startApi({ databasePath: dbPath, clock: testClock(NOW) });
     apiKey = key;
   }
-  const res = await api.request.get('/api/v1/search').query({ q, locale }).set('X-API-Key', apiKey);
+  const res = await api.request.get('/api/v1/search').query({ q, locale, limit }).set('X-API-Key', apiKey);
   expect(res.status).toBe(200);
   return { total: res.body.meta.total, slugs: res.body.data.map((a: { slug: string }) => a.slug) };
 }
@@ -216,7 +216,8 @@ describe('full sync', () => {
   it('updates a changed record, and search through the API finds the new title and no longer the old one', async () => {
     await worker.run('full');
     const target = enPublished[4]!;
-    expect((await searchApi('Quarterly report number 4')).slugs).toContain(target.slug);
+    // One-character words such as "4" are not searched (src/search/normalize.ts): look among all old-title hits.
+    expect((await searchApi('Quarterly report number', 'en', 50)).slugs).toContain(target.slug);
     expect((await searchApi('Photonics breakthrough')).total).toBe(0);
 
     cms.store.upsertArticle(later(target, { title: 'Photonics breakthrough in Jena' }));
@@ -227,7 +228,7 @@ describe('full sync', () => {
       { title: 'Photonics breakthrough in Jena', updated_at: '2026-11-01T11:00:00Z' },
     ]);
     expect(await searchApi('Photonics breakthrough')).toEqual({ total: 1, slugs: [target.slug] });
-    expect((await searchApi('Quarterly report number 4')).slugs).not.toContain(target.slug);
+    expect((await searchApi('Quarterly report number', 'en', 50)).slugs).not.toContain(target.slug);
     expect(query(dbPath, `SELECT version FROM snapshot_state WHERE locale = 'en'`)).toEqual([{ version: 2 }]);
     expect(query(dbPath, `SELECT version FROM snapshot_state WHERE locale = 'zh'`)).toEqual([{ version: 1 }]);
   });

@@ -1,4 +1,5 @@
-import { Meilisearch, MeilisearchApiError, MeilisearchRequestError, type Task } from 'meilisearch';
+import { Meilisearch, MeilisearchApiError, MeilisearchRequestError, MeilisearchTaskTimeOutError, type Task } from 'meilisearch';
+import { MeiliVersionError } from './version.js';
 
 export interface MeiliConnection {
   host: string;
@@ -34,20 +35,54 @@ export function describeMeiliError(error: unknown): string {
     return `Meilisearch unreachable: ${cause?.cause?.code ?? cause?.message ?? error.message}`;
   }
   if (error instanceof SyntaxError) return 'Meilisearch (or a proxy in front of it) answered something that is not JSON';
+  if (isOwnMeiliError(error)) return (error as Error).message;
   return `Meilisearch error: ${(error as Error)?.message ?? String(error)}`;
 }
 
-/** A task that ended in any state but `succeeded` (the client resolves, it does not throw). */
+/** A task that ended in any state but `succeeded` (the client resolves, it does not throw), or was not waited for long enough. */
 export class MeiliTaskError extends Error {
   override name = 'MeiliTaskError';
 }
 
-/** Waits for a task and insists that it succeeded. */
+/** Errors whose message is already the operator's one line. */
+export const isOwnMeiliError = (error: unknown): boolean => error instanceof MeiliTaskError || error instanceof MeiliVersionError;
+
+/**
+ * Waits for a task and insists that it succeeded. `timeoutMs` is how long this task may still
+ * take; the client's MeilisearchTaskTimeOutError (meilisearch-js 0.62; MeiliSearchTaskTimeOutError
+ * in older clients) becomes a MeiliTaskError that says what was waited for and for how long.
+ */
 export async function waitSucceeded(client: Meilisearch, taskUid: number, timeoutMs: number, what: string): Promise<Task> {
-  const task = await client.tasks.waitForTask(taskUid, { timeout: timeoutMs, interval: 50 });
+  let task: Task;
+  try {
+    task = await client.tasks.waitForTask(taskUid, { timeout: Math.max(1, Math.round(timeoutMs)), interval: 50 });
+  } catch (error) {
+    if (error instanceof MeilisearchTaskTimeOutError) {
+      throw new MeiliTaskError(
+        `Meilisearch task ${taskUid} (${what}) was still not finished after ${Math.round(timeoutMs)} ms (MeilisearchTaskTimeOutError): ` +
+          'Meilisearch is busy or slow; the task may still finish, the next run checks the index again',
+      );
+    }
+    throw error;
+  }
   if (task.status !== 'succeeded') {
     const reason = task.error ? `${task.error.code}: ${task.error.message}` : task.status;
     throw new MeiliTaskError(`Meilisearch task ${taskUid} (${what}) ${task.status}: ${reason}`);
   }
   return task;
+}
+
+/** An enqueued task and what it does, for the operator's messages. */
+export interface PendingTask {
+  taskUid: number;
+  what: string;
+}
+
+/**
+ * Waits for tasks enqueued together, in order, within one deadline for all of them: Meilisearch
+ * processes them one batch after another, so the last one finishes only after the work of all.
+ */
+export async function waitAllSucceeded(client: Meilisearch, tasks: readonly PendingTask[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const { taskUid, what } of tasks) await waitSucceeded(client, taskUid, Math.max(1, deadline - Date.now()), what);
 }

@@ -1,31 +1,42 @@
-import type { Index, Meilisearch, SearchParams } from 'meilisearch';
+import { MeilisearchApiError, type Index, type Meilisearch, type SearchParams } from 'meilisearch';
 import type { StoreSession } from '../../db/snapshot-store.js';
 import { ServiceUnavailableError } from '../../errors.js';
+import { LOCALES, type Locale } from '../../locale.js';
 import type { Logger } from '../../logger.js';
-import type { EngineHealth, SearchEngine, SearchPage, SearchQuery } from '../engine.js';
+import type { EngineHealth, EngineIndexHealth, SearchEngine, SearchPage, SearchQuery } from '../engine.js';
+import { normalizeQuery } from '../normalize.js';
+import { meiliQueryText } from './query.js';
 import { describeMeiliError, indexUid } from './client.js';
 import type { MeiliIndexConfig } from './settings.js';
-
-// Hits read to rank around entries the snapshot no longer exposes; past that many, the pages
-// are ranked from the first ones only (a rebuild by the next sync fixes the index itself).
-const EXACT_BATCH = 1000;
-const MAX_EXACT_HITS = 20_000;
+import { readUnsynced } from './unsynced.js';
+import { fetchServerVersion, MeiliVersionError } from './version.js';
 
 const UNAVAILABLE = 'Search is unavailable right now; lists and articles still work, please retry search later.';
+const REPAIR = 'the sync worker rebuilds it on its next run (or run `npm run sync -- --reindex`)';
 
 /** A value inside a Meilisearch filter expression, quoted. */
 const quote = (value: string) => `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 
+const errorCode = (error: unknown) =>
+  error instanceof MeilisearchApiError ? (error.cause as { code?: string } | undefined)?.code : undefined;
+
 /**
- * Searches Meilisearch, one index per locale. Exposure is part of the filter (active sections,
- * published_at not in the future), so `total` counts what partners may see; the rows then come
- * from the snapshot (src/content/search.ts), which drops anything the index still has but the
- * snapshot no longer exposes. Any failure of Meilisearch is a 503 on search only.
+ * Searches Meilisearch, one index per locale, in one request per partner search. The query is
+ * the normalised one shared with the embedded engine (src/search/normalize.ts): plain words
+ * only, so Meilisearch never reads `-word` as an exclusion or `"..."` as a phrase, and a query
+ * without words returns nothing instead of Meilisearch's placeholder search (everything).
+ * Exposure is part of the filter (active sections, published_at not in the future), and so are
+ * the ids the worker has marked as not yet synced (src/search/meilisearch/unsynced.ts), so
+ * `total` counts what partners may see; the rows then come from the snapshot
+ * (src/content/search.ts), which also drops any hit it does not expose. Any failure of
+ * Meilisearch is a 503 on search only.
  */
 export class MeilisearchEngine implements SearchEngine {
   readonly name = 'meilisearch' as const;
   readonly followsSnapshot = false;
   private lastProblem: string | undefined;
+  /** The server's version once read; `null` when the key may not read it (no `version` action). */
+  private version: string | null | undefined;
 
   constructor(
     private readonly client: Meilisearch,
@@ -34,30 +45,33 @@ export class MeilisearchEngine implements SearchEngine {
     private readonly logger: Logger,
   ) {}
 
-  async search(_session: StoreSession, query: SearchQuery): Promise<SearchPage> {
+  async search(session: StoreSession, query: SearchQuery): Promise<SearchPage> {
+    const normalized = normalizeQuery(query.q);
+    if (normalized.words.length === 0) return { ids: [], total: 0 };
+    const text = meiliQueryText(query.q, normalized);
     const sections = query.section === undefined ? query.activeSections : query.activeSections.filter((s) => s === query.section);
     if (sections.length === 0) return { ids: [], total: 0 };
     const filter = [
       `section_slug IN [${sections.map(quote).join(', ')}]`,
       `published_at_ts <= ${Math.floor(query.now / 1000)}`,
     ];
+    const unsynced = readUnsynced(session.db, query.locale);
+    if (unsynced !== 'too_many' && unsynced.length > 0) filter.push(`id NOT IN [${unsynced.join(', ')}]`);
     try {
+      await this.checkVersion();
       const index = this.client.index(indexUid(this.indexPrefix, query.locale));
-      const params = {
+      const page = await this.searchPage(index, text, {
         filter,
         attributesToRetrieve: ['id'],
-        matchingStrategy: 'all' as const,
+        matchingStrategy: 'all',
         locales: this.indexConfig.searchLocales(query.locale),
-      };
-      const page = await this.searchPage(index, query.q, { ...params, page: query.page, hitsPerPage: query.limit });
+        page: query.page,
+        hitsPerPage: query.limit,
+      } as SearchParams);
       this.recovered();
-      if (page.ids.every((id) => query.exposure.rank(id) >= 0)) return page;
-      // The index still holds articles the snapshot no longer exposes (between a commit and
-      // the index update that follows it, or after an update failed). Rank from all the hits
-      // the snapshot agrees with, so pages stay full and the total stays honest.
-      return await this.agreeingPage(index, query, params, page.total);
+      return page;
     } catch (error) {
-      throw this.unavailable(error);
+      throw this.unavailable(error, query.locale);
     }
   }
 
@@ -73,31 +87,84 @@ export class MeilisearchEngine implements SearchEngine {
     return { ids, total };
   }
 
-  private async agreeingPage(index: Index, query: SearchQuery, params: SearchParams, total: number): Promise<SearchPage> {
-    const agreeing: number[] = [];
-    const pages = Math.ceil(Math.min(total, MAX_EXACT_HITS) / EXACT_BATCH);
-    for (let page = 1; page <= pages; page += 1) {
-      const batch = await this.searchPage(index, query.q, { ...params, page, hitsPerPage: EXACT_BATCH });
-      for (const id of batch.ids) if (query.exposure.rank(id) >= 0) agreeing.push(id);
+  /**
+   * GET /version once: a server older than the minimum is refused (every search 503, the
+   * reason in the log and /health). A key without the `version` action (a plain search key)
+   * cannot read it: the API then goes on without knowing, the worker checks it anyway.
+   */
+  private async checkVersion(): Promise<void> {
+    if (this.version !== undefined) return;
+    try {
+      this.version = (await fetchServerVersion(this.client)).text;
+    } catch (error) {
+      if (errorCode(error) !== 'invalid_api_key') throw error;
+      this.version = null;
     }
-    const from = (query.page - 1) * query.limit;
-    return { ids: agreeing.slice(from, from + query.limit), total: agreeing.length };
+  }
+
+  /**
+   * Reads the server's version at start-up, so the log says at once whether this API can use
+   * the server (or why not); never throws: searches check again until it succeeds.
+   */
+  async verifyServer(): Promise<void> {
+    try {
+      await this.checkVersion();
+      if (this.version === null) this.logger.info({ search: this.name }, 'Meilisearch version not readable with this key (no `version` action): not checked');
+      else this.logger.info({ search: this.name, version: this.version }, `Meilisearch ${this.version}`);
+    } catch (error) {
+      this.logger.error({ search: this.name, reason: describeMeiliError(error) }, `Meilisearch not usable yet: ${describeMeiliError(error)}`);
+    }
   }
 
   async health(): Promise<EngineHealth> {
+    const base = { engine: this.name };
     try {
       const health = await this.client.health();
-      if (health?.status !== 'available') return { engine: this.name, status: 'unavailable', detail: 'not available' };
-      return { engine: this.name, status: 'ok' };
+      if (health?.status !== 'available') return { ...base, status: 'unavailable', detail: 'not available' };
+      await this.checkVersion();
+      const indexes = Object.fromEntries(await Promise.all(LOCALES.map(async (l) => [l, await this.indexHealth(l)] as const)));
+      const broken = Object.values(indexes).find((i) => i.status !== 'ok');
+      const detail = broken && `search index ${broken.uid} ${broken.status === 'missing' ? 'does not exist' : 'has not got its settings'}: ${REPAIR}`;
+      return { ...base, status: broken ? 'unavailable' : 'ok', ...(detail ? { detail } : {}), version: this.version ?? null, indexes };
     } catch (error) {
-      return { engine: this.name, status: 'unavailable', detail: describeMeiliError(error) };
+      return { ...base, status: 'unavailable', detail: describeMeiliError(error) };
+    }
+  }
+
+  /**
+   * The state of a locale's live index, with the search key: a search for nothing (no hits
+   * asked) that filters and sorts on what the real searches use. A missing index answers
+   * index_not_found; one created by a document upload, with default settings, refuses the
+   * filter or the sort.
+   */
+  private async indexHealth(locale: Locale): Promise<EngineIndexHealth> {
+    const uid = indexUid(this.indexPrefix, locale);
+    try {
+      const result = await this.client.index(uid).search('', {
+        filter: ['id >= 0', 'section_slug EXISTS', 'published_at_ts EXISTS'],
+        sort: ['published_at_ts:desc'],
+        page: 1,
+        hitsPerPage: 0,
+      });
+      const documents = (result as { totalHits?: unknown }).totalHits;
+      return { uid, status: 'ok', documents: typeof documents === 'number' ? documents : null };
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'index_not_found') return { uid, status: 'missing', documents: null };
+      if (code === 'invalid_search_filter' || code === 'invalid_search_sort') return { uid, status: 'unconfigured', documents: null };
+      throw error;
     }
   }
 
   async close(): Promise<void> {}
 
-  private unavailable(error: unknown): ServiceUnavailableError {
-    const reason = describeMeiliError(error);
+  private unavailable(error: unknown, locale: Locale): ServiceUnavailableError {
+    const uid = indexUid(this.indexPrefix, locale);
+    const code = errorCode(error);
+    let reason = describeMeiliError(error);
+    if (code === 'index_not_found') reason = `search index ${uid} does not exist: ${REPAIR}`;
+    if (code === 'invalid_search_filter' || code === 'invalid_search_sort') reason = `search index ${uid} has not got its settings (${reason}): ${REPAIR}`;
+    if (error instanceof MeiliVersionError) this.version = undefined;
     if (reason !== this.lastProblem) {
       this.lastProblem = reason;
       this.logger.error({ search: this.name, reason }, `search unavailable: ${reason}`);

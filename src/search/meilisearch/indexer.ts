@@ -1,91 +1,118 @@
-import type { DeleteOrCancelTasksQuery, EnqueuedTask, Meilisearch } from 'meilisearch';
+import type { DeleteOrCancelTasksQuery, Meilisearch } from 'meilisearch';
 import type { Db } from '../../db/connection.js';
 import { searchDocumentsAfter, searchDocumentsByIds, type SearchDocumentRow } from '../../db/search-documents.js';
 import { LOCALES, type Locale } from '../../locale.js';
 import type { Logger } from '../../logger.js';
-import { parseIsoToMs } from '../../time.js';
+import { formatUtcSeconds } from '../../time.js';
 import type { LocaleChanges, SearchIndexer } from '../indexer.js';
-import { describeMeiliError, indexUid, MeiliTaskError, waitSucceeded } from './client.js';
+import { documentBatches, type DocumentBatch } from './batches.js';
+import {
+  createMeiliClient,
+  describeMeiliError,
+  indexUid,
+  isOwnMeiliError,
+  waitAllSucceeded,
+  waitSucceeded,
+  type MeiliConnection,
+  type PendingTask,
+} from './client.js';
+import { toMeiliDocument } from './documents.js';
+import { liveIndexState } from './live-index.js';
 import type { MeiliIndexConfig } from './settings.js';
+import { markUnsynced, restoreUnsynced } from './unsynced.js';
+import { fetchServerVersion, type ServerVersion } from './version.js';
 
-export interface MeiliDocument {
-  id: number;
-  slug: string;
-  title: string;
-  excerpt: string;
-  body: string;
-  section_slug: string | null;
-  section_name: string;
-  author: string;
-  /** Epoch seconds, for the `published_at_ts <= now` filter and the newest-first tie-break. */
-  published_at_ts: number | null;
-}
+export { toMeiliDocument, type MeiliDocument } from './documents.js';
 
-export function toMeiliDocument(row: SearchDocumentRow): MeiliDocument {
-  const published = row.published_at === null ? undefined : parseIsoToMs(row.published_at);
-  return {
-    id: row.id,
-    slug: row.slug,
-    title: row.title,
-    excerpt: row.excerpt,
-    body: row.body,
-    section_slug: row.section_slug,
-    section_name: row.section_name ?? '',
-    author: row.author,
-    published_at_ts: published === undefined ? null : Math.floor(published / 1000),
-  };
-}
+const MB = 1_000_000;
+// Rows read from the snapshot at a time while building uploads: memory holds one upload and
+// this many rows, whatever the batch size.
+const READ_ROWS = 100;
 
 /**
- * Keeps Meilisearch in step with the snapshot, after each commit. Every task is awaited and
- * checked (a failed task does not throw in the client); a full rebuild fills a fresh index
- * beside the live one and swaps them atomically, so searches never see a half-built index.
+ * Keeps Meilisearch in step with the snapshot, after each commit. The server's version is
+ * checked first on every run (GET /version), and only payloads it accepts are sent. Every task
+ * is awaited and checked (a failed task does not throw in the client), with waits scaled to the
+ * megabytes of documents behind them; uploads are capped in count and bytes. A full rebuild
+ * fills a fresh index beside the live one and swaps them atomically, so searches never see a
+ * half-built index; an update that finds the live index missing or without its settings
+ * rebuilds that locale instead of writing into it.
  */
 export class MeilisearchIndexer implements SearchIndexer {
   readonly name = 'meilisearch';
+  private readonly client: Meilisearch;
+  private version: ServerVersion | undefined;
 
   constructor(
-    private readonly client: Meilisearch,
+    /** The worker's connection: its timeoutMs is MEILI_WORKER_TIMEOUT_MS, per request without documents. */
+    private readonly connection: MeiliConnection,
     private readonly indexPrefix: string,
     private readonly config: MeiliIndexConfig,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.client = createMeiliClient(connection);
+  }
 
   async update(db: Db, changes: Map<Locale, LocaleChanges>, signal?: AbortSignal): Promise<void> {
     await this.guard(async () => {
+      const version = await this.checkVersion();
       const since = new Date();
-      for (const [locale, change] of changes) {
-        const index = this.client.index(indexUid(this.indexPrefix, locale));
-        const tasks: { task: EnqueuedTask; what: string }[] = [];
-        for (const ids of chunks(change.upsertedIds, this.config.batchSize)) {
-          signal?.throwIfAborted();
-          const documents = searchDocumentsByIds(db, ids).map(toMeiliDocument);
-          tasks.push({ task: await index.addDocuments(documents, { primaryKey: 'id' }), what: `add ${documents.length} documents to ${index.uid}` });
+      for (const locale of LOCALES) {
+        signal?.throwIfAborted();
+        const live = indexUid(this.indexPrefix, locale);
+        const state = await liveIndexState(this.client, live, this.config.settings(locale));
+        if (state !== 'ok') {
+          const why = state === 'missing' ? 'does not exist' : 'does not have the settings of meilisearch.config.json';
+          this.logger.warn({ index: live, state }, `search index ${live} ${why}: rebuilding it from the snapshot`);
+          await this.rebuildLocale(db, locale, version, signal);
+          restoreUnsynced(db, locale, [], now());
+          continue;
         }
-        for (const ids of chunks(change.removedIds, this.config.batchSize)) {
-          signal?.throwIfAborted();
-          tasks.push({ task: await index.deleteDocuments(ids), what: `delete ${ids.length} documents from ${index.uid}` });
-        }
-        for (const { task, what } of tasks) await this.wait(task, what);
+        const change = changes.get(locale);
+        if (change) await this.applyChanges(db, locale, change, signal);
       }
       await this.cleanTasks(since);
     });
   }
 
-  async rebuild(db: Db, signal?: AbortSignal): Promise<{ documents: number }> {
+  async rebuild(db: Db, signal?: AbortSignal, changes?: Map<Locale, LocaleChanges>): Promise<{ documents: number }> {
     return this.guard(async () => {
+      const version = await this.checkVersion();
       const since = new Date();
       let documents = 0;
       for (const locale of LOCALES) {
         signal?.throwIfAborted();
-        documents += await this.rebuildLocale(db, locale, signal);
+        // The live index lags the snapshot until the swap: the API leaves these out meanwhile.
+        const change = changes?.get(locale);
+        if (change) markUnsynced(db, locale, [...change.upsertedIds, ...change.removedIds], now());
+        documents += await this.rebuildLocale(db, locale, version, signal);
+        restoreUnsynced(db, locale, [], now());
       }
       await this.cleanTasks(since);
       return { documents };
     });
   }
 
-  private async rebuildLocale(db: Db, locale: Locale, signal?: AbortSignal): Promise<number> {
+  private async applyChanges(db: Db, locale: Locale, change: LocaleChanges, signal?: AbortSignal): Promise<void> {
+    const live = indexUid(this.indexPrefix, locale);
+    const before = markUnsynced(db, locale, [...change.upsertedIds, ...change.removedIds], now());
+    const tasks: PendingTask[] = [];
+    let bytes = 0;
+    for (const batch of documentBatches(rowsByIds(db, change.upsertedIds), this.config.batchSize, this.config.batchBytes)) {
+      signal?.throwIfAborted();
+      tasks.push(await this.upload(live, batch));
+      bytes += batch.bytes;
+    }
+    for (const ids of chunks(change.removedIds, this.config.batchSize)) {
+      signal?.throwIfAborted();
+      const task = await this.client.index(live).deleteDocuments(ids);
+      tasks.push({ taskUid: task.taskUid, what: `delete ${ids.length} documents from ${live}` });
+    }
+    await waitAllSucceeded(this.client, tasks, this.documentWaitMs(bytes));
+    restoreUnsynced(db, locale, before, now());
+  }
+
+  private async rebuildLocale(db: Db, locale: Locale, version: ServerVersion, signal?: AbortSignal): Promise<number> {
     const live = indexUid(this.indexPrefix, locale);
     const next = `${live}_next`;
     // A previous rebuild may have died half-way: start its scratch index afresh.
@@ -93,30 +120,57 @@ export class MeilisearchIndexer implements SearchIndexer {
     await this.wait(await this.client.createIndex(next, { primaryKey: 'id' }), `create ${next}`);
     await this.wait(await this.client.index(next).updateSettings(this.config.settings(locale)), `settings of ${next}`);
 
-    const index = this.client.index(next);
-    const pending: { task: EnqueuedTask; what: string }[] = [];
+    // Uploads are sent one request at a time (their tasks are awaited together below): memory
+    // holds one upload, and a failed request leaves no other request's rejection unobserved,
+    // which would end the worker process as an unhandled rejection.
+    const pending: PendingTask[] = [];
     let count = 0;
-    // Batches are sent one request at a time (their tasks are awaited together below): memory
-    // holds one batch, and a failed request leaves no other request's rejection unobserved, which
-    // would end the worker process as an unhandled rejection.
-    for (let after = 0; ; ) {
+    let bytes = 0;
+    for (const batch of documentBatches(rowsOfLocale(db, locale), this.config.batchSize, this.config.batchBytes)) {
       signal?.throwIfAborted();
-      const rows = searchDocumentsAfter(db, locale, after, this.config.batchSize);
-      if (rows.length === 0) break;
-      pending.push({ task: await index.addDocuments(rows.map(toMeiliDocument), { primaryKey: 'id' }), what: `add ${rows.length} documents to ${next}` });
-      count += rows.length;
-      after = rows[rows.length - 1]!.id;
+      pending.push(await this.upload(next, batch));
+      count += batch.count;
+      bytes += batch.bytes;
     }
-    for (const { task, what } of pending) await this.wait(task, what);
+    await waitAllSucceeded(this.client, pending, this.documentWaitMs(bytes));
 
-    // Swapping needs both indexes to exist; the very first rebuild has no live one yet.
-    if (!(await this.exists(live))) {
+    if (await this.exists(live)) {
+      // `{ indexes }` alone: every version reads it, `rename` defaults to false from 1.18 on.
+      await this.wait(await this.client.swapIndexes([{ indexes: [live, next] } as never]), `swap ${live} and ${next}`);
+      await this.wait(await this.client.deleteIndex(next), `delete ${next}`);
+    } else if (version.swapRename) {
+      // The very first rebuild: the full index takes the live name, no empty index in between.
+      await this.wait(await this.client.swapIndexes([{ indexes: [next, live], rename: true }]), `rename ${next} to ${live}`);
+    } else {
+      // Before 1.18 a swap needs both indexes: an empty live one is created just for it.
       await this.wait(await this.client.createIndex(live, { primaryKey: 'id' }), `create ${live}`);
+      await this.wait(await this.client.swapIndexes([{ indexes: [live, next] } as never]), `swap ${live} and ${next}`);
+      await this.wait(await this.client.deleteIndex(next), `delete ${next}`);
     }
-    await this.wait(await this.client.swapIndexes([{ indexes: [live, next], rename: false }]), `swap ${live} and ${next}`);
-    await this.wait(await this.client.deleteIndex(next), `delete ${next}`);
-    this.logger.info({ index: live, documents: count }, `rebuilt search index ${live}`);
+    this.logger.info({ index: live, documents: count, bytes }, `rebuilt search index ${live}`);
     return count;
+  }
+
+  /** One upload, with a request timeout of its own: the worker's, plus time for its megabytes. */
+  private async upload(uid: string, batch: DocumentBatch): Promise<PendingTask> {
+    const timeoutMs = this.connection.timeoutMs + Math.ceil((batch.bytes / MB) * this.config.uploadTimeoutMsPerMb);
+    const client = timeoutMs === this.connection.timeoutMs ? this.client : createMeiliClient({ ...this.connection, timeoutMs });
+    const task = await client.index(uid).addDocumentsFromString(batch.json, 'application/json', { primaryKey: 'id' });
+    return { taskUid: task.taskUid, what: `add ${batch.count} documents (${(batch.bytes / MB).toFixed(1)} MB) to ${uid}` };
+  }
+
+  /** How long tasks carrying `bytes` of documents may take, all together. */
+  private documentWaitMs(bytes: number): number {
+    return this.config.taskTimeoutMs + Math.ceil((bytes / MB) * this.config.taskTimeoutMsPerMb);
+  }
+
+  private async checkVersion(): Promise<ServerVersion> {
+    const version = await fetchServerVersion(this.client);
+    if (version.text !== this.version?.text) {
+      this.logger.info({ meilisearch: version.text, swapRename: version.swapRename }, `Meilisearch ${version.text}`);
+    }
+    this.version = version;
+    return version;
   }
 
   private async wait(task: { taskUid: number }, what: string): Promise<void> {
@@ -159,13 +213,28 @@ export class MeilisearchIndexer implements SearchIndexer {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof MeiliTaskError || (error as Error)?.name === 'AbortError') throw error;
+      if (isOwnMeiliError(error) || (error as Error)?.name === 'AbortError') throw error;
       throw new Error(describeMeiliError(error));
     }
   }
 }
 
-function chunks<T>(items: T[], size: number): T[][] {
+const now = () => formatUtcSeconds(Date.now());
+
+function* rowsOfLocale(db: Db, locale: Locale): Generator<ReturnType<typeof toMeiliDocument>> {
+  for (let after = 0; ; ) {
+    const rows: SearchDocumentRow[] = searchDocumentsAfter(db, locale, after, READ_ROWS);
+    if (rows.length === 0) return;
+    for (const row of rows) yield toMeiliDocument(row);
+    after = rows[rows.length - 1]!.id;
+  }
+}
+
+function* rowsByIds(db: Db, ids: readonly number[]): Generator<ReturnType<typeof toMeiliDocument>> {
+  for (const part of chunks(ids, READ_ROWS)) for (const row of searchDocumentsByIds(db, part)) yield toMeiliDocument(row);
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;

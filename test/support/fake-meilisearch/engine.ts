@@ -48,6 +48,14 @@ function inferPrimaryKey(indexUid: string, first: Doc): string {
   );
 }
 
+/** Tasks with the same key (and index) may share a batch; null for tasks that batch alone. */
+function batchKey(task: TaskRecord): string | null {
+  const op = task.op;
+  if (op.kind === 'documentAdditionOrUpdate') return `add|${op.merge}|${op.primaryKey ?? ''}|${op.skipCreation}`;
+  if (op.kind === 'documentDeletionByIds') return 'delete-ids';
+  return null;
+}
+
 export class Engine {
   readonly indexes = new Map<string, IndexState>();
   private readonly taskList = new Map<number, TaskRecord>();
@@ -128,44 +136,81 @@ export class Engine {
   }
 
   /**
-   * Picks the next task like the engine's scheduler: cancelations, then task deletions, then
-   * everything else in uid order. Marks it processing and finishes it after `taskDelayMs`.
+   * Picks the next batch like the engine's scheduler: cancelations, then task deletions, then
+   * everything else in uid order. Consecutive document tasks of one index are autobatched as
+   * the engine does (index-scheduler `autobatcher.rs`): additions with the same method and
+   * primary key, or deletions by id, go together into one batch, share its batchUid and times,
+   * and all fail together when one of them fails (one bad document fails every task of its
+   * batch). Marks the batch processing and finishes it after `taskDelayMs`.
    */
   private start(): void {
     const enqueued = [...this.taskList.values()].filter((t) => t.status === 'enqueued').sort((a, b) => a.uid - b.uid);
-    const task =
+    const first =
       enqueued.find((t) => t.type === 'taskCancelation') ?? enqueued.find((t) => t.type === 'taskDeletion') ?? enqueued[0];
-    if (!task) {
+    if (!first) {
       this.timer = undefined;
       this.kick();
       return;
     }
-    task.status = 'processing';
-    task.batchUid = this.nextBatchUid++;
-    task.startedAt = now();
+    const batch = [first];
+    const key = batchKey(first);
+    if (key !== null) {
+      for (const t of enqueued) {
+        if (t.uid <= first.uid || t.indexUid !== first.indexUid) continue;
+        if (batchKey(t) !== key) break;
+        batch.push(t);
+      }
+    }
+    const batchUid = this.nextBatchUid++;
+    const startedAt = now();
+    for (const task of batch) {
+      task.status = 'processing';
+      task.batchUid = batchUid;
+      task.startedAt = startedAt;
+    }
     // Processing lasts as long as the wait did, so tests with a long delay can observe it.
-    this.timer = setTimeout(() => this.finish(task), Math.max(1, this.taskDelayMs));
+    this.timer = setTimeout(() => this.finish(batch), Math.max(1, this.taskDelayMs));
   }
 
-  private finish(task: TaskRecord): void {
+  private finish(batch: TaskRecord[]): void {
     this.timer = undefined;
     const failure = this.pendingFailure;
     this.pendingFailure = null;
+    const snapshot = batch.length > 1 ? this.snapshotIndex(batch[0]!.indexUid) : undefined;
+    let error: MeiliErrorBody | null = null;
     try {
       if (failure) throw Object.assign(new MeiliError(500, failure.code, failure.message), { injected: failure });
-      this.execute(task);
-      task.status = 'succeeded';
+      for (const task of batch) this.execute(task);
     } catch (err) {
-      task.status = 'failed';
       const injected = (err as { injected?: MeiliErrorBody }).injected;
-      task.error = injected ?? (err instanceof MeiliError ? err.body() : errorBody('internal', String(err)));
-      // Counters a failed task reports as zero.
-      for (const key of ['indexedDocuments', 'deletedDocuments', 'deletedTasks', 'canceledTasks']) {
-        if (key in task.details) task.details[key] = 0;
-      }
+      error = injected ?? (err instanceof MeiliError ? err.body() : errorBody('internal', String(err)));
+      // A failed batch changes nothing: the engine commits a batch in one write transaction.
+      if (snapshot !== undefined) this.restoreIndex(batch[0]!.indexUid, snapshot);
     }
-    task.finishedAt = now();
+    const finishedAt = now();
+    for (const task of batch) {
+      task.status = error ? 'failed' : 'succeeded';
+      if (error) {
+        task.error = { ...error };
+        // Counters a failed task reports as zero.
+        for (const k of ['indexedDocuments', 'deletedDocuments', 'deletedTasks', 'canceledTasks']) {
+          if (k in task.details) task.details[k] = 0;
+        }
+      }
+      task.finishedAt = finishedAt;
+    }
     this.kick();
+  }
+
+  private snapshotIndex(uid: string | null): IndexState | null {
+    const index = uid === null ? undefined : this.indexes.get(uid);
+    return index ? { ...index, documents: new Map(index.documents), fieldOrder: [...index.fieldOrder] } : null;
+  }
+
+  private restoreIndex(uid: string | null, saved: IndexState | null): void {
+    if (uid === null) return;
+    if (saved === null) this.indexes.delete(uid);
+    else this.indexes.set(uid, saved);
   }
 
   private requireIndex(uid: string | null): IndexState {

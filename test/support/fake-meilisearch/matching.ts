@@ -151,16 +151,16 @@ export interface WordMatch {
  * Whether a document word matches a query word. Exact and prefix (last word only) matches cost
  * no typo; otherwise up to the budget in edits, where a different first letter is only
  * allowed one edit and counts as two typos (the engine's two-typo automaton). CJK words never
- * take typos but may match as a prefix wherever they are in the query (two characters or more),
- * because ICU's cuts differ from the engine's (`激光` must find `激光器`).
+ * take typos, and like every other word they match a longer document word only as the query's
+ * last word: milli builds prefix derivations for the last query term alone
+ * (`search/new/query_term/parse_query.rs`), whatever its script, so `激光 设备` does not find
+ * `激光器设备` and `雷达` does not find `激光雷达`.
  */
 export function matchWord(term: { word: string; prefix: boolean; cjk: boolean }, word: string, budget: number, policy: TypoPolicy): WordMatch | null {
   const t = term.word;
   if (word === t) return { typos: 0, exact: true, length: word.length };
   if (term.cjk) {
-    // A lone CJK character only extends as the query's last word, as any prefix would.
-    const prefixOk = term.prefix || [...t].length >= 2;
-    return prefixOk && word.startsWith(t) ? { typos: 0, exact: false, length: t.length } : null;
+    return term.prefix && policy.prefixSearch && word.startsWith(t) ? { typos: 0, exact: false, length: t.length } : null;
   }
   const prefix = term.prefix && policy.prefixSearch;
   if (prefix && word.startsWith(t)) return { typos: 0, exact: false, length: t.length };

@@ -107,8 +107,20 @@ function documentIdList(body: unknown): string[] {
   });
 }
 
+/** `1.17.2` -> [1, 17, 2]; compares versions the way semver does for plain releases. */
+export function versionAtLeast(version: string, minimum: string): boolean {
+  const a = version.split(/[.-]/).slice(0, 3).map(Number);
+  const b = minimum.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
+  return true;
+}
+
 export class Api {
-  constructor(private readonly engine: Engine) {}
+  constructor(
+    private readonly engine: Engine,
+    /** The `pkgVersion` this fake pretends to be: payloads follow what that version accepts. */
+    private readonly version: string,
+  ) {}
 
   private index(uid: string): IndexState {
     const index = this.engine.indexes.get(validUid(uid));
@@ -130,7 +142,7 @@ export class Api {
         return m === 'GET' ? ok({ status: 'available' }) : methodNotAllowed();
       case 'version':
         if (second !== undefined) break;
-        return m === 'GET' ? ok({ commitSha: 'fake-meilisearch', commitDate: '2025-01-01T00:00:00Z', pkgVersion: '1.19.0' }) : methodNotAllowed();
+        return m === 'GET' ? ok({ commitSha: 'fake-meilisearch', commitDate: '2025-01-01T00:00:00Z', pkgVersion: this.version }) : methodNotAllowed();
       case 'stats':
         if (second !== undefined) break;
         return m === 'GET' ? ok(this.globalStats()) : methodNotAllowed();
@@ -426,13 +438,20 @@ export class Api {
     };
   }
 
+  private get swapRename(): boolean {
+    return versionAtLeast(this.version, '1.18.0');
+  }
+
   private swapIndexes(req: ApiRequest): unknown {
     const body = jsonBody(req);
     if (!Array.isArray(body)) throw badRequest('bad_request', `Invalid value type: expected an array, but found ${describeJson(body)}`);
     const seen = new Set<string>();
     const swaps: IndexSwapSpec[] = body.map((item: unknown, i) => {
       if (!isPlainObject(item)) throw badRequest('bad_request', `Invalid value type at \`[${i}]\`: expected an object, but found ${describeJson(item)}`);
-      for (const key of Object.keys(item)) if (key !== 'indexes' && key !== 'rename') throw unknownField(`[${i}]`, key, ['indexes', 'rename']);
+      // `rename` exists from 1.18 on; older engines deserialize the payload with
+      // deny_unknown_fields (routes/swap_indexes.rs, SwapIndexesPayload) and answer 400.
+      const fields = this.swapRename ? ['indexes', 'rename'] : ['indexes'];
+      for (const key of Object.keys(item)) if (!fields.includes(key)) throw unknownField(`[${i}]`, key, fields);
       const indexes = item['indexes'];
       if (indexes === undefined) throw badRequest('missing_swap_indexes', `Missing field \`indexes\` inside \`[${i}]\``);
       if (!Array.isArray(indexes)) throw invalidType('invalid_swap_indexes', `[${i}].indexes`, 'an array', indexes);
@@ -452,8 +471,8 @@ export class Api {
       type: 'indexSwap',
       indexUid: null,
       op: { kind: 'indexSwap', swaps },
-      // Current engines always echo `rename`, defaulting to false.
-      details: { swaps: swaps.map((s) => ({ indexes: [...s.indexes], rename: s.rename })) },
+      // Engines with `rename` always echo it, defaulting to false; older ones do not know it.
+      details: { swaps: swaps.map((s) => (this.swapRename ? { indexes: [...s.indexes], rename: s.rename } : { indexes: [...s.indexes] })) },
     });
   }
 

@@ -1,6 +1,7 @@
 /** The HTTP server around the fake engine: auth, failure switches, request log, lifecycle. */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { authorize, authTarget, type FakeApiKey } from './auth.js';
 import { Engine } from './engine.js';
 import { errorBody, MeiliError, type MeiliErrorBody } from './errors.js';
 import { Api, type ApiResponse } from './routes.js';
@@ -8,8 +9,20 @@ import type { IndexSettings } from './settings.js';
 import type { Doc } from './values.js';
 
 export interface FakeMeilisearchOptions {
-  /** When set, every route but /health needs `Authorization: Bearer <masterKey>`. */
+  /** When set, every route but /health needs `Authorization: Bearer <masterKey>` or one of `apiKeys`. */
   masterKey?: string;
+  /** API keys with their actions and indexes (only with a master key, as in the engine). */
+  apiKeys?: FakeApiKey[];
+  /**
+   * The version to pretend to be (`GET /version`'s pkgVersion), default 1.19.0. Payloads follow
+   * it: before 1.18 a swap with `rename` is refused as an unknown field.
+   */
+  version?: string;
+  /**
+   * The engine's `--http-payload-size-limit`: a request body past it answers 413
+   * `payload_too_large`. Default 100 MB (100,000,000 bytes), the engine's default.
+   */
+  payloadLimitBytes?: number;
   /** How long a task waits enqueued, and then how long it stays processing. Default 5 ms. */
   taskDelayMs?: number;
 }
@@ -94,18 +107,36 @@ function send(res: ServerResponse, response: ApiResponse): void {
   res.end(text);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The body, or `null` when it passed `limit` bytes (the rest is read and dropped). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= limit) chunks.push(c);
+    });
+    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
 }
 
+/** How the engine prints a byte size: `Byte::get_appropriate_unit(UnitType::Binary)`. */
+function binarySize(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${Number(value.toFixed(2))} ${units[unit]}`;
+}
+
 export async function startFakeMeilisearch(options: FakeMeilisearchOptions = {}): Promise<FakeMeilisearch> {
   const engine = new Engine(options.taskDelayMs ?? 5);
-  const api = new Api(engine);
+  const api = new Api(engine, options.version ?? '1.19.0');
+  const payloadLimit = options.payloadLimitBytes ?? 100_000_000;
   const requests: RequestLogEntry[] = [];
   const sockets = new Set<Socket>();
   let hung: { res: ServerResponse; answer: () => void }[] = [];
@@ -118,15 +149,17 @@ export async function startFakeMeilisearch(options: FakeMeilisearchOptions = {})
   const answer = (req: IncomingMessage, res: ServerResponse, url: URL, rawBody: string): void => {
     const pathname = url.pathname.replace(/\/+$/, '') || '/';
     try {
-      // /health is public; everything else needs the master key when one is set, as in the engine.
-      if (options.masterKey !== undefined && pathname !== '/health') {
-        const auth = req.headers.authorization;
-        if (auth === undefined) {
-          throw new MeiliError(401, 'missing_authorization_header', 'The Authorization header is missing. It must use the bearer authorization method.');
-        }
-        if (auth !== `Bearer ${options.masterKey}`) throw new MeiliError(403, 'invalid_api_key', 'The provided API key is invalid.');
-      }
       const segments = pathname.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+      // /health is public; everything else needs a key when a master key is set, as in the engine.
+      if (options.masterKey !== undefined && pathname !== '/health') {
+        let parsed: unknown;
+        try {
+          parsed = rawBody === '' ? undefined : JSON.parse(rawBody);
+        } catch {
+          parsed = undefined;
+        }
+        authorize(req.headers.authorization, options.masterKey, options.apiKeys ?? [], authTarget(req.method ?? 'GET', segments, parsed));
+      }
       send(
         res,
         api.handle({
@@ -146,8 +179,26 @@ export async function startFakeMeilisearch(options: FakeMeilisearchOptions = {})
 
   const server = createServer((req, res) => {
     void (async () => {
-      const rawBody = await readBody(req).catch(() => '');
+      const body = await readBody(req, payloadLimit).catch(() => '');
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (body === null) {
+        requests.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), body: '(payload too large)' });
+        // The key is checked first (the GuardedData extractor comes before the body's), then
+        // actix's payload limit (http_payload_size_limit).
+        if (options.masterKey !== undefined && url.pathname !== '/health') {
+          const segments = url.pathname.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+          try {
+            authorize(req.headers.authorization, options.masterKey, options.apiKeys ?? [], authTarget(req.method ?? 'GET', segments, undefined));
+          } catch (err) {
+            if (err instanceof MeiliError) return send(res, { status: err.status, body: err.body() });
+            throw err;
+          }
+        }
+        const message = `The provided payload reached the size limit. The maximum accepted payload size is ${binarySize(payloadLimit)}.`;
+        send(res, { status: 413, body: errorBody('payload_too_large', message) });
+        return;
+      }
+      const rawBody = body;
       const entry: RequestLogEntry = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams) };
       if (rawBody !== '') {
         try {

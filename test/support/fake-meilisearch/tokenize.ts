@@ -1,9 +1,18 @@
 /**
  * A small stand-in for charabia, the engine's tokenizer: lowercase, accents folded, split on
- * anything that is not a letter or digit, and runs of Han/kana cut into words by ICU's
- * dictionary segmenter (the engine uses jieba/lindera, whose cuts differ; search.ts makes up
- * for that by letting CJK query words match as prefixes).
+ * anything that is not a letter or digit, and runs of Han characters cut into words by jieba,
+ * as charabia's Chinese segmenter does (`jieba.cut(text, false)`, no HMM: charabia
+ * `segmenter/chinese.rs`). The same segmenter cuts documents and queries, so `激光` is a word
+ * of `激光切割设备` but not of `光纤激光器` (jieba keeps `激光器` whole), and `激光雷达` is one
+ * word: a query word matches a whole document word, or its beginning when it is the query's
+ * last word (see matching.ts). Kana runs (Japanese, which charabia cuts with lindera) are cut
+ * by ICU here; nothing in this project indexes Japanese.
  */
+import { Jieba } from '@node-rs/jieba';
+import { dict } from '@node-rs/jieba/dict.js';
+
+const jieba = Jieba.withDict(dict);
+const HAN_ONLY = /^\p{Script=Han}+$/u;
 
 const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30FC]/u;
 const WORD_RUN = /[\p{L}\p{N}\p{M}]+/gu;
@@ -30,7 +39,13 @@ export function tokenize(text: string): Token[] {
     const runStart = run.index ?? 0;
     for (const piece of run[0].matchAll(SCRIPT_RUNS)) {
       const pieceStart = runStart + (piece.index ?? 0);
-      if (isCjk(piece[0])) {
+      if (HAN_ONLY.test(piece[0])) {
+        let offset = 0;
+        for (const seg of jieba.cut(piece[0], false)) {
+          out.push({ word: seg, start: pieceStart + offset, end: pieceStart + offset + seg.length });
+          offset += seg.length;
+        }
+      } else if (isCjk(piece[0])) {
         for (const seg of segmenter.segment(piece[0])) {
           if (seg.isWordLike !== false) out.push({ word: seg.segment, start: pieceStart + seg.index, end: pieceStart + seg.index + seg.segment.length });
         }

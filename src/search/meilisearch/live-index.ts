@@ -1,0 +1,53 @@
+import { MeilisearchApiError, type Meilisearch } from 'meilisearch';
+
+/**
+ * What the worker finds in place of a live index. `addDocuments` on a missing index creates it
+ * with default settings (nothing filterable, nothing sortable): after Meilisearch lost its data,
+ * or when Meilisearch joins a deployment that has already synced. Every search then fails, so
+ * such an index is rebuilt from the snapshot instead of being updated.
+ */
+export type LiveIndexState = 'ok' | 'missing' | 'unconfigured';
+
+const isNotFound = (error: unknown) =>
+  error instanceof MeilisearchApiError && (error.cause as { code?: string } | undefined)?.code === 'index_not_found';
+
+/** `filterableAttributes` entries are names or, since 1.14, `{ attributePatterns: [...] }`. */
+function attributeNames(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((entry: unknown) => {
+    if (typeof entry === 'string') return [entry];
+    const patterns = (entry as { attributePatterns?: unknown } | null)?.attributePatterns;
+    return Array.isArray(patterns) ? patterns.filter((p): p is string => typeof p === 'string') : [];
+  });
+}
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+const sameList = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/**
+ * Whether the settings the server holds are the ones the search depends on: searchable
+ * attributes and ranking rules in order, filterable and sortable attributes as sets, and
+ * maxTotalHits. A mismatch (default settings, or meilisearch.config.json edited since the last
+ * rebuild) means the index must be rebuilt.
+ */
+export function settingsMatch(actual: Record<string, unknown>, wanted: Record<string, unknown>): boolean {
+  if (!sameSet(attributeNames(actual['filterableAttributes']), attributeNames(wanted['filterableAttributes']))) return false;
+  if (!sameSet(attributeNames(actual['sortableAttributes']), attributeNames(wanted['sortableAttributes']))) return false;
+  for (const key of ['searchableAttributes', 'rankingRules'] as const) {
+    if (wanted[key] !== undefined && !sameList(actual[key], wanted[key])) return false;
+  }
+  const wantedHits = (wanted['pagination'] as { maxTotalHits?: unknown } | undefined)?.maxTotalHits;
+  const actualHits = (actual['pagination'] as { maxTotalHits?: unknown } | undefined)?.maxTotalHits;
+  return wantedHits === undefined || wantedHits === actualHits;
+}
+
+/** Reads a live index's settings (needs `settings.get`): missing, wrongly configured, or ok. */
+export async function liveIndexState(client: Meilisearch, uid: string, wanted: Record<string, unknown>): Promise<LiveIndexState> {
+  try {
+    const settings = (await client.index(uid).getSettings()) as Record<string, unknown>;
+    return settingsMatch(settings, wanted) ? 'ok' : 'unconfigured';
+  } catch (error) {
+    if (isNotFound(error)) return 'missing';
+    throw error;
+  }
+}
