@@ -153,6 +153,8 @@ const apiSchema = z.object({
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
   RESPONSE_CACHE_MB: optional(int(0, 4_096)).default(64),
+  RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(600),
+  RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),
   ...serverLimits,
 });
 
@@ -163,6 +165,8 @@ export interface ApiConfig {
   busyTimeoutMs: number;
   logLevel: string;
   responseCacheBytes: number;
+  /** Default per-key rate (0 = no rate limit) and burst; keys may have their own rate. */
+  rateLimit: { perMinute: number; burstSeconds: number };
   search: SearchConfig;
   serverLimits: ServerLimits;
 }
@@ -176,6 +180,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
     logLevel: v.LOG_LEVEL,
     responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
+    rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, burstSeconds: v.RATE_LIMIT_BURST_SECONDS },
     search: searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS),
     serverLimits: serverLimitsConfig(v),
   });

@@ -12,7 +12,7 @@ runMain(async () => {
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
   const engine = createSearchEngine(config.search, logger);
-  const app = createApp({ store, engine, logger, responseCacheBytes: config.responseCacheBytes });
+  const app = createApp({ store, engine, logger, responseCacheBytes: config.responseCacheBytes, rateLimit: config.rateLimit });
 
   const server = createApiServer(app, config.serverLimits, logger).listen(config.port, config.host);
   server.on('error', (error: NodeJS.ErrnoException) => {

@@ -31,6 +31,13 @@ export class SnapshotStore {
   private generation = 0;
   private connection = 0;
   private lastProblem: string | undefined;
+  /** The file's identity was checked in this turn of the event loop (see session()). */
+  private fileChecked = false;
+  private readonly endTurn = () => {
+    this.fileChecked = false;
+  };
+  /** Reused while nothing changed: a new object only when the generation moves. */
+  private current: StoreSession | undefined;
 
   constructor(
     private readonly path: string,
@@ -38,47 +45,49 @@ export class SnapshotStore {
     private readonly logger: Logger,
   ) {}
 
-  /** An open connection and its generation, or a ServiceUnavailableError. */
+  /**
+   * An open connection and its generation, or a ServiceUnavailableError. data_version is read
+   * on every call, so a commit by another process (a revocation) is seen by the very next
+   * request. The file's identity (a stat) is checked once per turn of the event loop: the
+   * requests read from the sockets in one turn share it, which under load turns a system call
+   * per request into one per batch, while any later turn sees a replaced or removed file.
+   */
   session(): StoreSession {
     try {
-      const inode = this.currentInode();
-      if (this.db && inode !== this.inode) this.drop('the database file was replaced or removed');
-      if (!this.db) {
-        if (inode === 0) throw Object.assign(new Error('database file not found'), { code: 'ENOENT' });
-        this.db = openReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
-        this.inode = inode;
-        this.dataVersion = -1;
-        this.connection += 1;
+      if (!this.fileChecked || !this.db) {
+        const inode = this.currentInode();
+        if (this.db && inode !== this.inode) this.drop('the database file was replaced or removed');
+        if (!this.db) {
+          if (inode === 0) throw Object.assign(new Error('database file not found'), { code: 'ENOENT' });
+          this.db = openReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
+          this.inode = inode;
+          this.dataVersion = -1;
+          this.connection += 1;
+        }
+        this.fileChecked = true;
+        setImmediate(this.endTurn);
       }
       // data_version changes when another connection commits: one cheap call per request.
       const version = prepared(this.db).dataVersion.get() as number;
-      if (version !== this.dataVersion) {
+      if (version !== this.dataVersion || this.current === undefined) {
         this.dataVersion = version;
         this.generation += 1;
+        this.current = { db: this.db, generation: this.generation, connection: this.connection };
       }
-      this.recovered();
-      return { db: this.db, generation: this.generation, connection: this.connection };
+      if (this.lastProblem !== undefined) this.recovered();
+      return this.current;
     } catch (error) {
-      throw this.failure(error);
+      throw this.failed(error);
     }
   }
 
   /**
-   * Turns an error met while querying into the 503 to throw, closing the connection when the
-   * store is the cause. Errors that are not store failures are returned unchanged (bugs stay 500).
+   * The 503 for an error met while querying through a session, or the error unchanged when it
+   * is not a store failure (bugs stay 500). Only maps: the connection is the store's own
+   * business, decided in session() and probe() when they use it.
    */
   failure(error: unknown): unknown {
-    if (error instanceof ServiceUnavailableError) return error;
-    if (!isStoreFailure(error)) return error;
-    const reason = describe(error);
-    const code = (error as { code?: string }).code;
-    // A busy database is transient and the connection is fine; anything else reopens.
-    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') this.drop(reason);
-    if (this.lastProblem !== reason) {
-      this.lastProblem = reason;
-      this.logger.error({ store: 'sqlite', path: this.path, reason }, `snapshot unavailable: ${reason}`);
-    }
-    return new ServiceUnavailableError(UNAVAILABLE_MESSAGE, reason, { cause: error });
+    return storeUnavailable(error) ?? error;
   }
 
   /** Health probe: a real query, so that a locked or unreadable store shows as down. */
@@ -87,14 +96,35 @@ export class SnapshotStore {
     try {
       session.db.$client.prepare('SELECT count(*) FROM snapshot_state').get();
     } catch (error) {
-      throw this.failure(error);
+      throw this.failed(error);
     }
     return session;
   }
 
   close(): void {
+    this.current = undefined;
     this.db?.$client.close();
     this.db = undefined;
+  }
+
+  /**
+   * An error met while the store itself used its connection (opening it, the per-use version
+   * check, the health probe): the store decides whether to keep the connection. A busy
+   * database is transient and the connection is fine; anything else means the next use
+   * opens a new one. A failure during a request's own queries leaves the connection alone:
+   * other requests may be using it (an async search), and the per-use check, the file's
+   * identity and the version check decide at the next use whether it must be reopened.
+   */
+  private failed(error: unknown): unknown {
+    const unavailable = storeUnavailable(error);
+    if (!unavailable) return error;
+    const code = (error as { code?: string }).code;
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') this.drop(unavailable.reason);
+    if (this.lastProblem !== unavailable.reason) {
+      this.lastProblem = unavailable.reason;
+      this.logger.error({ store: 'sqlite', path: this.path, reason: unavailable.reason }, `snapshot unavailable: ${unavailable.reason}`);
+    }
+    return unavailable;
   }
 
   private currentInode(): number {
@@ -113,6 +143,7 @@ export class SnapshotStore {
       // Closing a connection to a broken file may fail too; it is being discarded anyway.
     }
     this.db = undefined;
+    this.current = undefined;
     this.generation += 1;
     this.logger.warn({ store: 'sqlite', reason }, 'closed the snapshot connection');
   }
@@ -122,6 +153,16 @@ export class SnapshotStore {
     this.logger.info({ store: 'sqlite', previous: this.lastProblem }, 'snapshot available again');
     this.lastProblem = undefined;
   }
+}
+
+/**
+ * The 503 to send for a store failure (a missing, locked, corrupt or outdated snapshot), or
+ * undefined for any other error. Pure: used by the error handler, which only maps errors.
+ */
+export function storeUnavailable(error: unknown): ServiceUnavailableError | undefined {
+  if (error instanceof ServiceUnavailableError) return error;
+  if (!isStoreFailure(error)) return undefined;
+  return new ServiceUnavailableError(UNAVAILABLE_MESSAGE, describe(error), { cause: error });
 }
 
 function describe(error: unknown): string {

@@ -1,22 +1,64 @@
 import type { RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SnapshotStore, StoreSession } from '../db/snapshot-store.js';
 import type { KeyVerifier } from '../keys/verifier.js';
+import type { Clock } from '../time.js';
+import { contextOf } from './context.js';
+import { rateLimited, type RateLimiter } from './rate-limit.js';
+
+export interface KeyCheckDeps {
+  store: SnapshotStore;
+  keys: KeyVerifier;
+  limiter: RateLimiter;
+  clock: Clock;
+}
 
 /**
- * Checks the partner's key before anything else about the request. The key is read from the
- * X-API-Key header only. The store is opened first: if it cannot answer, the request gets a
- * 503, never a 401, so no partner is refused because of our own failure.
+ * Checks the partner's key before anything else about the request, then charges the request
+ * to the key's rate. The key is read from the X-API-Key header only. The store is opened
+ * first: if it cannot answer, the request gets a 503, never a 401, so no partner is refused
+ * because of our own failure. Every response to a valid key carries the RateLimit fields.
+ *
+ * Runs once per request: the fast path and Express both call it, and a request the fast path
+ * hands over to Express gets the outcome (or the error) of the first check, so it is never
+ * charged twice and its error still comes from the one error handler.
  */
-export function requireApiKey(store: SnapshotStore, keys: KeyVerifier): RequestHandler {
+export function checkKey(req: IncomingMessage, res: ServerResponse, deps: KeyCheckDeps): StoreSession {
+  const context = contextOf(res);
+  if (context.keyChecked) {
+    if (context.session === undefined || context.keyError !== undefined) throw context.keyError;
+    return context.session;
+  }
+  context.keyChecked = true;
+  try {
+    const session = deps.store.session();
+    const key = deps.keys.verify(req.headers['x-api-key'] as string | undefined, session);
+    context.key = key;
+    const decision = deps.limiter.take(key, deps.clock());
+    if (decision) {
+      context.rateLimit = decision;
+      res.setHeader('RateLimit-Policy', decision.policy);
+      res.setHeader('RateLimit', decision.current);
+      if (!decision.allowed) throw rateLimited(decision);
+    }
+    context.session = session;
+    return session;
+  } catch (error) {
+    context.keyError = error;
+    throw error;
+  }
+}
+
+export function requireApiKey(deps: KeyCheckDeps): RequestHandler {
   return (req, res, next) => {
-    const session = store.session();
-    res.locals.keyId = keys.verify(req.headers['x-api-key'] as string | undefined, session).id;
-    res.locals.session = session;
+    checkKey(req, res, deps);
     next();
   };
 }
 
-/** The store session opened for this request by requireApiKey. */
+/** The store session the key was checked against, for the routes behind requireApiKey. */
 export function sessionOf(res: Response): StoreSession {
-  return res.locals.session as StoreSession;
+  const session = contextOf(res).session;
+  if (!session) throw new Error('sessionOf: the route is not behind requireApiKey');
+  return session;
 }

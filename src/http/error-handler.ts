@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { AppError, InvalidParameterError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { storeUnavailable } from '../db/snapshot-store.js';
+import { AppError, InvalidParameterError, MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { SnapshotStore } from '../db/snapshot-store.js';
+import { contextOf } from './context.js';
 
 export function sendError(res: Response, error: AppError): void {
   res.statusCode = error.status;
@@ -21,20 +22,24 @@ export const unknownPath: RequestHandler = (_req, _res, next) => {
 };
 
 /**
- * The one place where errors become HTTP responses. AppErrors carry their own code and
- * status; store failures become 503; anything else is a bug: logged with its stack, answered
- * with a generic 500 that reveals nothing.
+ * The one place where errors become HTTP responses, for the fast path too (it hands every
+ * error over to Express). It only maps: AppErrors carry their own code, status and headers;
+ * store failures become 503 (the store itself decides about its connection when it is next
+ * used); anything else is a bug: logged with its stack, answered with a generic 500 that
+ * reveals nothing.
  */
-export function errorHandler(store: SnapshotStore, logger: Logger): ErrorRequestHandler {
-  return (error: unknown, req, res, _next) => {
-    let known = error instanceof AppError ? error : store.failure(error);
-    if (!(known instanceof AppError)) known = fromExpress(error);
-    if (known instanceof AppError) {
-      // pino-http logs the request line; the reason of a 503 is only in the store's own log.
-      res.locals.errorCode = known.code;
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, _req, res, _next) => {
+    const context = contextOf(res);
+    const known = error instanceof AppError ? error : (storeUnavailable(error) ?? fromExpress(error));
+    if (known) {
+      context.errorCode = known.code;
+      // The request log line carries the operator-facing reason of a 503.
+      if (known instanceof ServiceUnavailableError) context.errorReason = known.reason;
       return sendError(res, known);
     }
-    logger.error({ err: error, reqId: (req as { id?: unknown }).id }, 'unexpected error');
+    context.errorCode = 'internal_error';
+    logger.error({ err: error, reqId: context.requestId }, 'unexpected error');
     sendError(res, new AppError('internal_error', 'Something went wrong on our side; please retry later.', 500));
   };
 }

@@ -10,7 +10,28 @@ import { InvalidParameterError } from '../errors.js';
 export function parseQuery<S extends z.ZodObject>(req: Pick<IncomingMessage, 'url'>, schema: S): z.output<S> {
   const url = req.url ?? '';
   const raw = url.indexOf('?');
-  const params = new URLSearchParams(raw === -1 ? '' : url.slice(raw + 1));
+  const search = raw === -1 ? '' : url.slice(raw + 1);
+  // Repeated pages repeat their query string: its parse is remembered (a pure function of the
+  // string), which saves URLSearchParams and the schema on the cached path.
+  let parsed = remembered.get(schema);
+  if (!parsed) remembered.set(schema, (parsed = new Map()));
+  const known = parsed.get(search);
+  if (known !== undefined) return known as z.output<S>;
+  const result = parseFresh(search, schema);
+  if (search.length <= MAX_REMEMBERED_LENGTH) {
+    if (parsed.size >= MAX_REMEMBERED) parsed.clear();
+    parsed.set(search, Object.freeze(result));
+  }
+  return result;
+}
+
+// Bounded: at most 1,000 query strings of at most 200 characters per schema (a few hundred KB).
+const MAX_REMEMBERED = 1_000;
+const MAX_REMEMBERED_LENGTH = 200;
+const remembered = new WeakMap<z.ZodObject, Map<string, unknown>>();
+
+function parseFresh<S extends z.ZodObject>(search: string, schema: S): z.output<S> {
+  const params = new URLSearchParams(search);
   const input: Record<string, string> = {};
   for (const name of Object.keys(schema.shape)) {
     const values = params.getAll(name);

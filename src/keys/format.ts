@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'lsk_';
 const BODY_LENGTH = 32;
@@ -27,7 +27,8 @@ export function isWellFormedKey(value: string): boolean {
 
 /** SHA-256 is enough for keys of 190 random bits: there is nothing to brute-force. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // The one-shot form: checked on every request, it costs half of createHash's.
+  return hash('sha256', key, 'hex');
 }
 
 export function displayPrefix(key: string): string {

@@ -38,7 +38,14 @@ export async function benchApi(databasePath: string, totalEn: number): Promise<A
   ) as { key: string };
   const headers = { 'X-API-Key': created.key };
   const port = await freePort();
-  const api = startNode('src/server.js', [], { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+  // A rate no request reaches: the limiter runs (and costs) but refuses nothing.
+  const api = startNode('src/server.js', [], {
+    DATABASE_PATH: databasePath,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+  });
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(`${base}/health`);

@@ -30,16 +30,47 @@ export function findWrk(): string | null {
   return wrkPath;
 }
 
+let tasksetPath: string | null | undefined;
+
+/** taskset (util-linux), to pin the benchmark's processes to cores where the machine allows. */
+export function findTaskset(): string | null {
+  if (tasksetPath !== undefined) return tasksetPath;
+  try {
+    tasksetPath = execFileSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    tasksetPath = null;
+  }
+  return tasksetPath;
+}
+
+export interface ThroughputOptions {
+  /** Pins wrk to these cores (taskset), away from the server measured. */
+  cpus?: string;
+  /** Called just before the measured run (after the warm-up); returns what to call after it. */
+  measuring?: () => () => void;
+}
+
 /** Closed-loop throughput of one URL: wrk if present, else the built-in generator. */
-export async function throughput(url: string, headers: Record<string, string>, seconds = 5): Promise<LoadResult & { tool: string }> {
+export async function throughput(url: string, headers: Record<string, string>, seconds = 5, options: ThroughputOptions = {}): Promise<LoadResult & { tool: string }> {
+  const { cpus, measuring } = options;
   const wrk = findWrk();
   if (!wrk) {
-    return { ...(await load({ mode: 'closed', urls: [url], headers, durationMs: seconds * 1000 })), tool: 'built-in' };
+    // The built-in generator warms up inside its run: the CPU figure includes that second.
+    const measured = measuring?.();
+    const result = await load({ mode: 'closed', urls: [url], headers, durationMs: seconds * 1000 });
+    measured?.();
+    return { ...result, tool: 'built-in' };
   }
   // A short warm-up run, then the measured one.
   const args = (d: number) => ['-t1', '-c32', `-d${d}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
-  execFileSync(wrk, args(1), { encoding: 'utf8' });
-  const out = execFileSync(wrk, args(seconds), { encoding: 'utf8' });
+  const run = (d: number) =>
+    cpus && findTaskset()
+      ? execFileSync(findTaskset()!, ['-c', cpus, wrk, ...args(d)], { encoding: 'utf8' })
+      : execFileSync(wrk, args(d), { encoding: 'utf8' });
+  run(1);
+  const measured = measuring?.();
+  const out = run(seconds);
+  measured?.();
   const number = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
   const ms = (re: RegExp) => {
     const m = re.exec(out);

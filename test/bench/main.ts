@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
+import { benchFastPath, type FastPathFigures, type Measured } from './fast-bench.js';
 import { benchLoadWhileSync, loadWhileSyncLines } from './load-while-sync.js';
 import { benchSync, type SyncFigures } from './sync-bench.js';
 
@@ -10,6 +11,11 @@ import { benchSync, type SyncFigures } from './sync-bench.js';
  * `npm run bench`: builds a 100,000-article snapshot with the real worker, then measures the
  * real API on loopback. Figures only, no pass/fail: targets are checked by reading them.
  * BENCH_ARTICLES changes the corpus size (English; Chinese gets a tenth of it).
+ * BENCH_PHASES=api,fast runs only those phases (the snapshot is still built unless
+ * BENCH_DATABASE names one): `api` (the original API figures), `fast` (the cached fast path
+ * against bare node:http, rate limiter on and off), `load-while-sync` (full syncs rewriting 20%
+ * of the articles under list and search traffic; builds its own snapshot, so alone it skips
+ * the main one).
  */
 
 const en = Number(process.env.BENCH_ARTICLES ?? 100_000);
@@ -19,10 +25,8 @@ const counts = { en, zh: Math.round(en / 10) };
 const dir = mkdtempSync(join(tmpdir(), 'syndication-bench-'));
 const databasePath = reuse ?? join(dir, 'bench.db');
 
-// BENCH_PHASES=a,b runs only those phases: `sync` and `api` (the snapshot build and the API
-// figures, together), `load-while-sync`. All of them by default.
-const only = process.env.BENCH_PHASES?.split(',').map((p) => p.trim()).filter(Boolean);
-const wanted = (phase: string) => !only || only.includes(phase);
+const phases = process.env.BENCH_PHASES?.split(',').map((p) => p.trim());
+const wants = (phase: string) => !phases || phases.includes(phase);
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const line = (label: string, r: LoadResult, ref?: LoadResult) =>
@@ -39,9 +43,32 @@ function syncLines(sync: SyncFigures): string[] {
   ];
 }
 
-function report(sync: SyncFigures | undefined, api: ApiFigures): void {
-  const out = [
-    ...(sync ? syncLines(sync) : []),
+function fastLines(fast: FastPathFigures): string[] {
+  const pct = (x: number) => `${fmt(100 * x, 1)}%`;
+  const cpu = (m: Measured) => `   ${fmt(m.cpuUsPerRequest, 1).padStart(5)} us CPU/req`;
+  const r = fast.ratios;
+  return [
+    '',
+    `Cached fast path (${fast.rounds} rounds, median figures; servers ${fast.pinned ? 'on core 0, wrk on core 1' : 'not pinned'}; request logging on)`,
+    line('bare node:http', fast.bareHttp) + cpu(fast.bareHttp),
+    line('list, repeated, rate limiter on', fast.list) + cpu(fast.list),
+    line('list, repeated, rate limiting off', fast.listNoLimit) + cpu(fast.listNoLimit),
+    line('detail, repeated, rate limiter on', fast.detail) + cpu(fast.detail),
+    `  list as a share of bare node:http   ${pct(r.listRps)} of its req/s, ${pct(r.listCpu)} of its requests per CPU second   (target >= 50%)`,
+    `  detail as a share of bare node:http ${pct(r.detailRps)} of its req/s, ${pct(r.detailCpu)} of its requests per CPU second`,
+    `  rate limiter cost on the fast path  ${pct(r.limiterCpu)} more CPU per request, ${pct(r.limiterRps)} fewer req/s   (target <= 10%)`,
+    '  (ratios: median over rounds of each round\'s own ratio; on a busy shared machine req/s follow the CPU the',
+    '   scheduler gives each server, CPU per request is what the code costs)',
+  ];
+}
+
+function report(sync: SyncFigures | undefined, api: ApiFigures | undefined, fast: FastPathFigures | undefined): void {
+  const out = [...(sync ? syncLines(sync) : []), ...(api ? apiLines(api) : []), ...(fast ? fastLines(fast) : []), ''];
+  process.stdout.write(out.join('\n'));
+}
+
+function apiLines(api: ApiFigures): string[] {
+  return [
     '',
     `API (list page ${fmt(api.pageBytes)} bytes; throughput measured with ${api.tool})`,
     line('bare node:http', api.bareHttp),
@@ -53,23 +80,22 @@ function report(sync: SyncFigures | undefined, api: ApiFigures): void {
     `  search, first query of each term   ${Object.entries(api.search.coldMs).map(([t, ms]) => `${t.replace('&locale=zh', '')} ${fmt(ms)} ms`).join(', ')}`,
     `  API memory                         ${fmt(api.apiRssMb)} MB now, ${fmt(api.apiPeakMb)} MB peak   (target < 250 MB)`,
     `  API peak memory after each phase   ${Object.entries(api.peakAfter).map(([p, mb]) => `${p} ${fmt(mb)} MB`).join(', ')}`,
-    '',
   ];
-  process.stdout.write(out.join('\n'));
 }
 
 try {
-  if (wanted('sync') || wanted('api')) {
+  if (!phases || phases.some((p) => p !== 'load-while-sync')) {
     let sync: SyncFigures | undefined;
     if (!reuse) {
       process.stdout.write(`Building the snapshot in ${dir} ...\n`);
       sync = await benchSync(databasePath, counts);
       process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
     }
-    const api = await benchApi(databasePath, counts.en);
-    report(sync, api);
+    const api = wants('api') ? await benchApi(databasePath, counts.en) : undefined;
+    const fast = wants('fast') ? await benchFastPath(databasePath) : undefined;
+    report(sync, api, fast);
   }
-  if (wanted('load-while-sync')) process.stdout.write(`${loadWhileSyncLines(await benchLoadWhileSync(dir, counts)).join('\n')}\n`);
+  if (wants('load-while-sync')) process.stdout.write(`${loadWhileSyncLines(await benchLoadWhileSync(dir, counts)).join('\n')}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -7,9 +7,13 @@ import { projectRoot } from '../../src/paths.js';
 
 export const dist = (path: string) => join(projectRoot(), 'dist', path);
 
-/** Starts a built script as a child process with a clean environment. */
-export function startNode(script: string, args: string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): ChildProcess {
-  return spawn(process.execPath, [dist(script), ...args], {
+/**
+ * Starts a built script as a child process with a clean environment; `pin` is a taskset
+ * command prefix (`['taskset', '-c', '0']`) to keep it on given cores.
+ */
+export function startNode(script: string, args: string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore', pin: string[] = []): ChildProcess {
+  const [command, ...prefix] = pin.length > 0 ? [...pin, process.execPath] : [process.execPath];
+  return spawn(command!, [...prefix, dist(script), ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', stdout, 'pipe'],
   });
@@ -55,6 +59,15 @@ export function memoryOf(pid: number): { rssMb: number; peakMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+/** CPU time a process has used so far (user + system), in milliseconds. */
+export function cpuMsOf(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
 /** Polls a child's peak memory until it exits; returns the last reading. */

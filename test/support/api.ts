@@ -1,8 +1,8 @@
-import type { RequestListener, Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
-import { createApp } from '../../src/app.js';
+import { createApp, type AppDeps, type App } from '../../src/app.js';
 import { createApiServer, DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../src/http/server-limits.js';
 import { openWriter } from '../../src/db/connection.js';
 import { SnapshotStore } from '../../src/db/snapshot-store.js';
@@ -38,7 +38,7 @@ export function testClock(start: number | string): Clock & { set(to: number | st
 }
 
 export interface TestApi {
-  app: RequestListener;
+  app: App;
   url: string;
   request: ReturnType<typeof supertest>;
   store: SnapshotStore;
@@ -52,12 +52,23 @@ export async function startApi(options: {
   clock?: Clock;
   engine?: SearchEngine;
   busyTimeoutMs?: number;
+  rateLimit?: AppDeps['rateLimit'];
+  processes?: number;
+  onResponse?: AppDeps['onResponse'];
   serverLimits?: Partial<ServerLimits>;
 }): Promise<TestApi> {
   const { logger, lines } = memoryLogger();
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
-  const app = createApp({ store, engine, logger, clock: options.clock });
+  const app = createApp({
+    store,
+    engine,
+    logger,
+    clock: options.clock,
+    rateLimit: options.rateLimit,
+    processes: options.processes,
+    onResponse: options.onResponse,
+  });
   const server: Server = createApiServer(app, { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits }, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -30,7 +30,13 @@ describe('loadApiConfig', () => {
     expect(config.busyTimeoutMs).toBe(2_000);
     expect(config.logLevel).toBe('info');
     expect(config.responseCacheBytes).toBe(64 * 1024 * 1024);
+    expect(config.rateLimit).toEqual({ perMinute: 600, burstSeconds: 10 });
     expect(config.search).toEqual({ engine: 'sqlite' });
+  });
+
+  it('reads the default rate limit, 0 turning it off', () => {
+    expect(loadApiConfig({ RATE_LIMIT_PER_MINUTE: '120', RATE_LIMIT_BURST_SECONDS: '30' }).rateLimit).toEqual({ perMinute: 120, burstSeconds: 30 });
+    expect(loadApiConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimit.perMinute).toBe(0);
   });
 
   it('reads each variable and resolves a relative DATABASE_PATH', () => {
@@ -186,6 +192,9 @@ describe('invalid values', () => {
     ['SYNC_FULL_CRON="every hour"', 'SYNC_FULL_CRON', worker({ SYNC_FULL_CRON: 'every hour' })],
     ['CMS_PAGE_SIZE=101', 'CMS_PAGE_SIZE', worker({ CMS_PAGE_SIZE: '101' })],
     ['CMS_PAGE_SIZE=0', 'CMS_PAGE_SIZE', worker({ CMS_PAGE_SIZE: '0' })],
+    ['RATE_LIMIT_PER_MINUTE=10/s', 'RATE_LIMIT_PER_MINUTE', api({ RATE_LIMIT_PER_MINUTE: '10/s' })],
+    ['RATE_LIMIT_PER_MINUTE=-5', 'RATE_LIMIT_PER_MINUTE', api({ RATE_LIMIT_PER_MINUTE: '-5' })],
+    ['RATE_LIMIT_BURST_SECONDS=0', 'RATE_LIMIT_BURST_SECONDS', api({ RATE_LIMIT_BURST_SECONDS: '0' })],
   ])('%s throws a ConfigError naming %s', (_name, variable, load) => {
     expect(configError(load).message).toContain(variable);
   });

@@ -1,0 +1,65 @@
+import type { ServerResponse } from 'node:http';
+import type { StoreSession } from '../db/snapshot-store.js';
+import type { VerifiedKey } from '../keys/verifier.js';
+import type { RateDecision } from './rate-limit.js';
+
+/**
+ * What the API learns about one request while answering it, in one typed place: read by the
+ * request log (and any per-response hook), written the same way by the fast path and by
+ * Express, which both see the same response object. Replaces Express's untyped `res.locals`,
+ * which the fast path had to fake.
+ */
+export interface RequestContext {
+  /** When the request arrived (Date.now()), for the response time. */
+  readonly startedAt: number;
+  /** Echoed in X-Request-Id and logged on every line about this request. */
+  readonly requestId: string;
+  /** The route's pattern (`/api/v1/articles/:slug`) once a route answered; a stable label. */
+  route: string | undefined;
+  /** The partner's key once it passed the check (src/http/api-key.ts). */
+  key: VerifiedKey | undefined;
+  /** The store session the key was checked against; the route reads content through it. */
+  session: StoreSession | undefined;
+  /**
+   * The key check ran for this request (whatever its outcome): it runs once, so a request the
+   * fast path hands over to Express is neither checked nor charged twice.
+   */
+  keyChecked: boolean;
+  /** What the key check threw, thrown again to Express's error handler. */
+  keyError: unknown;
+  /** The rate-limit decision for this request, when the key was charged. */
+  rateLimit: RateDecision | undefined;
+  /** The error code sent, when the answer is an error. */
+  errorCode: string | undefined;
+  /** For a 503: the operator-facing reason (never sent to the partner). */
+  errorReason: string | undefined;
+}
+
+const CONTEXT = Symbol('requestContext');
+
+type WithContext = ServerResponse & { [CONTEXT]?: RequestContext };
+
+/** Creates the context of a new request; called once, first thing, by src/app.ts. */
+export function beginContext(res: ServerResponse, requestId: string, startedAt: number): RequestContext {
+  const context: RequestContext = {
+    startedAt,
+    requestId,
+    route: undefined,
+    key: undefined,
+    session: undefined,
+    keyChecked: false,
+    keyError: undefined,
+    rateLimit: undefined,
+    errorCode: undefined,
+    errorReason: undefined,
+  };
+  (res as WithContext)[CONTEXT] = context;
+  return context;
+}
+
+/** The context of the request this response answers. */
+export function contextOf(res: ServerResponse): RequestContext {
+  const context = (res as WithContext)[CONTEXT];
+  if (!context) throw new Error('no request context: the response did not go through createApp');
+  return context;
+}
