@@ -125,7 +125,8 @@ export async function benchLoadWhileSync(dir: string, counts: Record<'en' | 'zh'
     ) as { key: string };
     const headers = { 'X-API-Key': key };
     const port = await freePort();
-    api = startNode('src/server.js', [], { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
+    // One key sends all the traffic: no per-key rate limit, or it would measure the limiter.
+    api = startNode('src/server.js', [], { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' });
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(`${base}/health`);
 
