@@ -1,6 +1,7 @@
 import express from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Catalog } from './content/catalog.js';
+import type { KeysStore } from './db/keys-store.js';
 import type { SnapshotStore } from './db/snapshot-store.js';
 import { requireApiKey, type KeyCheckDeps } from './http/api-key.js';
 import { errorHandler, onlyReads, unknownPath } from './http/error-handler.js';
@@ -11,13 +12,18 @@ import { securityHeaders } from './http/security-headers.js';
 import { requestLog, type ResponseHook } from './http/request-log.js';
 import { contentRoutes } from './http/routes/content.js';
 import { metaRoutes } from './http/routes/meta.js';
+import { clientAddressResolver, compileTrust, type TrustProxy } from './http/client-address.js';
+import { metricSources } from './http/metric-sources.js';
 import { KeyVerifier } from './keys/verifier.js';
+import type { ApiMetrics } from './observability/api-metrics.js';
 import type { Logger } from './logger.js';
 import type { SearchEngine } from './search/engine.js';
 import { systemClock, type Clock } from './time.js';
 
 export interface AppDeps {
   store: SnapshotStore;
+  /** The keys database (KEYS_DATABASE_PATH): the API reads keys there, never in the snapshot. */
+  keysStore: KeysStore;
   engine: SearchEngine;
   logger: Logger;
   clock?: Clock;
@@ -26,8 +32,14 @@ export interface AppDeps {
   rateLimit?: Omit<RateLimitSettings, 'processes'>;
   /** API processes on this host (WEB_CONCURRENCY): each enforces its share of every rate. */
   processes?: number;
-  /** Called once per response, after its log line (metrics). */
+  /** Called once per response, after its log line. */
   onResponse?: ResponseHook;
+  /** Request counts and scrape-time sources go here when metrics are on. */
+  metrics?: ApiMetrics;
+  /** Past this age of the snapshot /health says `degraded` (SNAPSHOT_MAX_AGE); 30 min by default. */
+  snapshotMaxAgeSeconds?: number;
+  /** Express's `trust proxy` value (TRUST_PROXY); the request log uses the same rules. */
+  trustProxy?: TrustProxy;
 }
 
 /** The listener, and the parts other modules report on (metrics). */
@@ -44,14 +56,16 @@ export function createApp(deps: AppDeps): App {
   const catalog = new Catalog();
   const cache = new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
   const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 1, ...deps.rateLimit, processes: deps.processes ?? 1 });
-  const keyCheck: KeyCheckDeps = { store: deps.store, keys: new KeyVerifier(), limiter, clock };
+  const keyCheck: KeyCheckDeps = { store: deps.store, keysStore: deps.keysStore, keys: new KeyVerifier(clock), limiter, clock };
 
   const app = express();
   app.disable('x-powered-by');
   // Validators are computed once per cached body (src/http/representation.ts), not by Express.
   app.set('etag', false);
+  app.set('trust proxy', compileTrust(deps.trustProxy ?? false));
   app.use(onlyReads);
-  app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock }));
+  const snapshotMaxAgeSeconds = deps.snapshotMaxAgeSeconds ?? 1_800;
+  app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock, snapshotMaxAgeSeconds }));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
   app.use('/api/v1', requireApiKey(keyCheck));
@@ -59,13 +73,25 @@ export function createApp(deps: AppDeps): App {
   app.use(unknownPath);
   app.use(errorHandler(deps.logger));
 
-  const begin = requestLog(deps.logger, deps.onResponse);
+  const metrics = deps.metrics;
+  metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
+  const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
+  const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy ?? false) });
   const secure = securityHeaders();
   const fastPath = createFastPath({ ...keyCheck, catalog, cache });
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    begin(req, res);
+    const context = begin(req, res);
     secure(res);
-    if (!fastPath(req, res)) app(req, res);
+    if (fastPath(req, res)) context.fastPath = true;
+    else app(req, res);
   };
   return Object.assign(listener, { limiter });
+}
+
+function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {
+  const present = hooks.filter((h): h is ResponseHook => h !== undefined);
+  if (present.length <= 1) return present[0];
+  return (req, res, context) => {
+    for (const hook of present) hook(req, res, context);
+  };
 }

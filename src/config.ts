@@ -1,5 +1,6 @@
 import cron from 'node-cron';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 
@@ -34,12 +35,54 @@ const cronExpression = z.string().refine((v) => cron.validate(v), {
   error: 'must be a cron expression, e.g. "*/5 * * * *"',
 });
 
+// A duration: whole seconds, or a number with s, m, h or d (`90`, `45m`, `2h`, `1d`).
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 };
+const durationSeconds = z
+  .string()
+  .regex(/^[0-9]{1,9}[smhd]?$/, { error: 'must be a duration such as 900, 45m, 2h or 1d' })
+  .transform((v) => {
+    const unit = /[smhd]$/.test(v) ? v.slice(-1) : 's';
+    return Number.parseInt(v, 10) * (DURATION_UNITS[unit] ?? 1);
+  })
+  .pipe(z.number().min(1, { error: 'must be at least one second' }));
+
+// Express's `trust proxy` setting, in the forms an operator can write in an environment variable.
+const trustProxy = z
+  .string()
+  .refine(
+    (v) => {
+      if (/^(true|false|[0-9]+)$/.test(v)) return true;
+      try {
+        proxyaddr.compile(v.split(',').map((s) => s.trim()));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { error: 'must be true, false, a number of hops, or addresses, subnets, loopback, linklocal or uniquelocal separated by commas' },
+  )
+  .transform((v): boolean | number | string => {
+    if (v === 'true') return true;
+    if (v === 'false') return false;
+    if (/^[0-9]+$/.test(v)) return Number(v);
+    return v;
+  });
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const common = {
   DATABASE_PATH: optional(z.string()).default('data/syndication.db'),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })).default('info'),
 };
+
+// The keys database lives beside the snapshot unless told otherwise (see the README).
+const keysPath = {
+  KEYS_DATABASE_PATH: optional(z.string()),
+};
+
+function keysDatabasePath(v: { DATABASE_PATH: string; KEYS_DATABASE_PATH?: string }): string {
+  return resolve(v.KEYS_DATABASE_PATH ?? join(dirname(resolve(v.DATABASE_PATH)), 'keys.db'));
+}
 
 const meili = {
   SEARCH_ENGINE: optional(z.enum(['sqlite', 'meilisearch'], { error: 'must be "sqlite" or "meilisearch"' })),
@@ -49,6 +92,11 @@ const meili = {
     z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, { error: 'must be letters, digits, - or _' }),
   ).default('articles'),
   MEILI_TIMEOUT_MS: optional(int(100, 600_000)).default(2_000),
+};
+
+// Metrics are served on their own port, off unless one is set, on loopback unless told.
+const metricsHost = {
+  METRICS_HOST: optional(z.string().min(1)).default('127.0.0.1'),
 };
 
 // The API only searches: a search-only key is enough (and safer) there; the worker manages
@@ -148,20 +196,30 @@ function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_T
 
 const apiSchema = z.object({
   ...common,
+  ...keysPath,
   ...meiliApi,
   PORT: optional(int(0, 65_535)).default(3000),
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
   RESPONSE_CACHE_MB: optional(int(0, 4_096)).default(64),
-  RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(600),
+  // Off by default (see the README's Rate limits): a harness or partner that was not limited
+  // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.
+  RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(0),
   RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),
   ...serverLimits,
+  ...metricsHost,
+  METRICS_PORT: optional(int(0, 65_535)),
+  SNAPSHOT_MAX_AGE: optional(durationSeconds).default(1_800),
+  WEB_CONCURRENCY: optional(int(1, 256)).default(1),
+  SHUTDOWN_TIMEOUT_MS: optional(int(0, 600_000)).default(10_000),
+  TRUST_PROXY: optional(trustProxy).default(false),
 });
 
 export interface ApiConfig {
   port: number;
   host: string;
   databasePath: string;
+  keysDatabasePath: string;
   busyTimeoutMs: number;
   logLevel: string;
   responseCacheBytes: number;
@@ -169,6 +227,16 @@ export interface ApiConfig {
   rateLimit: { perMinute: number; burstSeconds: number };
   search: SearchConfig;
   serverLimits: ServerLimits;
+  /** Undefined: no metrics endpoint. */
+  metrics: { port: number; host: string } | undefined;
+  /** /health says `degraded` past this age of the snapshot. */
+  snapshotMaxAgeSeconds: number;
+  /** API processes on this host (node:cluster when more than one). */
+  processes: number;
+  /** How long a SIGTERM drain may take before the remaining connections are cut. */
+  shutdownTimeoutMs: number;
+  /** Express's `trust proxy` value: which X-Forwarded-For hops give the client address. */
+  trustProxy: boolean | number | string;
 }
 
 export function loadApiConfig(env: Env): Readonly<ApiConfig> {
@@ -177,12 +245,18 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     port: v.PORT,
     host: v.HOST,
     databasePath: resolve(v.DATABASE_PATH),
+    keysDatabasePath: keysDatabasePath(v),
     busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
     logLevel: v.LOG_LEVEL,
     responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
     rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, burstSeconds: v.RATE_LIMIT_BURST_SECONDS },
     search: searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS),
     serverLimits: serverLimitsConfig(v),
+    metrics: v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
+    snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,
+    processes: v.WEB_CONCURRENCY,
+    shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    trustProxy: v.TRUST_PROXY,
   });
 }
 
@@ -200,6 +274,8 @@ const workerSchema = z.object({
   SYNC_FULL_CRON: optional(cronExpression).default('0 * * * *'),
   SYNC_OVERLAP_SECONDS: optional(int(0, 86_400)).default(300),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(30_000),
+  ...metricsHost,
+  WORKER_METRICS_PORT: optional(int(0, 65_535)),
 });
 
 export interface WorkerConfig {
@@ -211,6 +287,8 @@ export interface WorkerConfig {
   schedule: { incremental: string; full: string };
   overlapSeconds: number;
   search: SearchConfig;
+  /** The long-running worker's metrics endpoint; undefined: none. */
+  metrics: { port: number; host: string } | undefined;
 }
 
 export interface CmsConfig {
@@ -244,22 +322,30 @@ export function loadWorkerConfig(env: Env): Readonly<WorkerConfig> {
     schedule: { incremental: v.SYNC_CRON, full: v.SYNC_FULL_CRON },
     overlapSeconds: v.SYNC_OVERLAP_SECONDS,
     search: searchConfig(v, v.MEILI_ADMIN_KEY, v.MEILI_WORKER_TIMEOUT_MS),
+    metrics: v.WORKER_METRICS_PORT === undefined ? undefined : { port: v.WORKER_METRICS_PORT, host: v.METRICS_HOST },
   });
 }
 
 const cliSchema = z.object({
   ...common,
+  ...keysPath,
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(60_000),
 });
 
 export interface CliConfig {
+  /** The snapshot: read for `keys init`'s import and `backup --snapshot`, never written. */
   databasePath: string;
+  keysDatabasePath: string;
   busyTimeoutMs: number;
 }
 
 export function loadCliConfig(env: Env): Readonly<CliConfig> {
   const v = parse(cliSchema, env);
-  return Object.freeze({ databasePath: resolve(v.DATABASE_PATH), busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS });
+  return Object.freeze({
+    databasePath: resolve(v.DATABASE_PATH),
+    keysDatabasePath: keysDatabasePath(v),
+    busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
+  });
 }
 
 /** The CMS settings, for the commands that read the CMS. */
@@ -279,9 +365,12 @@ export interface DemoConfig {
   port: number;
   /** The demo's own snapshot, recreated at each start; its logs go beside it. */
   databasePath: string;
+  /** The demo's own keys database beside it, never the real `keys.db` of that folder. */
+  keysDatabasePath: string;
 }
 
 export function loadDemoConfig(env: Env): Readonly<DemoConfig> {
   const v = parse(demoSchema, env);
-  return Object.freeze({ port: v.PORT, databasePath: resolve(v.DATABASE_PATH) });
+  const databasePath = resolve(v.DATABASE_PATH);
+  return Object.freeze({ port: v.PORT, databasePath, keysDatabasePath: join(dirname(databasePath), 'demo-keys.db') });
 }

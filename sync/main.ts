@@ -6,6 +6,8 @@ import { recentRuns } from '../src/db/sync-runs.js';
 import { UsageError } from '../src/errors.js';
 import { createLogger, type Logger } from '../src/logger.js';
 import { runMain } from '../src/main-guard.js';
+import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from '../src/observability/registry.js';
+import { WorkerMetrics } from '../src/observability/worker-metrics.js';
 import { createSearchIndexer } from '../src/search/create-engine.js';
 import { systemClock } from '../src/time.js';
 import { createHttpCmsAdapter } from './cms/http-adapter.js';
@@ -88,7 +90,12 @@ async function once(config: WorkerConfig, db: Db, logger: Logger, kind: SyncKind
 async function daemon(config: WorkerConfig, db: Db, logger: Logger): Promise<void> {
   const controller = new AbortController();
   const base = { ...deps(config, db, logger, true), signal: controller.signal };
-  const scheduler = new SyncScheduler((kind) => runSync(base, kind), logger);
+  const metrics = await serveWorkerMetrics(config, logger);
+  const scheduler = new SyncScheduler(async (kind) => {
+    const summary = await runSync(base, kind);
+    metrics?.record(summary, Date.now());
+    return summary;
+  }, logger);
   const tasks = [
     cron.schedule(config.schedule.incremental, () => scheduler.request('incremental'), { name: 'incremental sync' }),
     cron.schedule(config.schedule.full, () => scheduler.request('full'), { name: 'full sync' }),
@@ -110,11 +117,21 @@ async function daemon(config: WorkerConfig, db: Db, logger: Logger): Promise<voi
       logger.info({ signal }, 'stopping: the current run, if any, is rolled back');
       for (const task of tasks) void task.stop();
       controller.abort();
-      void scheduler.stop().then(resolve);
+      void scheduler.stop().then(() => metrics?.close()).then(resolve);
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
+}
+
+/** The daemon's metrics on WORKER_METRICS_PORT, when set. */
+async function serveWorkerMetrics(config: WorkerConfig, logger: Logger) {
+  if (!config.metrics) return undefined;
+  const registry = createRegistry();
+  const metrics = new WorkerMetrics(registry);
+  const server = await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host);
+  logger.info({ metricsPort: portOf(server) }, `worker metrics on http://${config.metrics.host}:${portOf(server)}/metrics`);
+  return { record: metrics.record.bind(metrics), close: () => closeMetricsServer(server) };
 }
 
 runMain(async () => {

@@ -1,69 +1,94 @@
 import { Command, CommanderError } from 'commander';
-import { loadCliConfig } from '../config.js';
-import { openWriter, type Db } from '../db/connection.js';
+import { existsSync } from 'node:fs';
+import { loadCliConfig, type CliConfig } from '../config.js';
+import { KeysDatabaseMissingError } from '../db/keys-connection.js';
 import { UsageError } from '../errors.js';
-import { createKey, listKeys, revokeKey, validPartnerName, type KeySummary } from '../keys/manage.js';
+import { backupDatabase, restoreKeys } from '../keys/backup.js';
+import { parseDuration } from '../keys/duration.js';
+import { createKey, listKeys, parseRate, revokeKey, rotateKey, setKeyRate, validPartnerName } from '../keys/manage.js';
+import { openKeys, type OpenedKeys } from '../keys/open.js';
 import { runMain } from '../main-guard.js';
 import { systemClock } from '../time.js';
+import { createdLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines } from './keys-output.js';
 
 /*
  * The editors' key tool: parses arguments, calls src/keys/, prints. Output for people by
- * default, `--json` for scripts; any problem is one line on stderr and exit code 1.
+ * default, `--json` (one JSON line) for scripts; any problem is one line on stderr and exit
+ * code 1.
  */
 
 const out = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
+const print = (json: boolean | undefined, value: unknown, lines: () => string[]): void =>
+  json ? out(JSON.stringify(value)) : lines().forEach(out);
 
-function open(): Db {
-  const config = loadCliConfig(process.env);
+let config: Readonly<CliConfig> | undefined;
+const settings = () => (config ??= loadCliConfig(process.env));
+
+function open(create = false, importAlways = false): OpenedKeys {
+  const { keysDatabasePath, databasePath, busyTimeoutMs } = settings();
   try {
-    return openWriter(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs });
+    return openKeys(keysDatabasePath, databasePath, { busyTimeoutMs, create, importAlways });
   } catch (error) {
-    throw new UsageError(`cannot open the database at ${config.databasePath}: ${(error as Error).message}`);
+    if (error instanceof KeysDatabaseMissingError) throw new UsageError(error.message);
+    throw new UsageError(`cannot open the keys database at ${keysDatabasePath}: ${(error as Error).message}`);
   }
 }
 
-function table(keys: KeySummary[]): string[] {
-  const rows = [
-    ['ID', 'PARTNER', 'PREFIX', 'CREATED', 'REVOKED'],
-    ...keys.map((k) => [String(k.id), k.partner, `${k.prefix}…`, k.created_at, k.revoked_at ?? '-']),
-  ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
-  return rows.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
+function keyId(raw: string): number {
+  if (!/^[0-9]{1,15}$/.test(raw)) throw new UsageError(`a key id is a whole number as shown by list, got "${raw}"`);
+  return Number(raw);
 }
 
 function program(): Command {
   const cli = new Command('keys')
-    .description("Manage partners' API keys")
+    .description("Manage partners' API keys (in the keys database, KEYS_DATABASE_PATH)")
     .exitOverride()
     .configureOutput({ outputError: () => {} })
     .showSuggestionAfterError(false);
 
   cli
+    .command('init')
+    .description("create the keys database if needed and take over the keys of the snapshot's old api_keys table")
+    .option('--json', 'print {"path","created","imported","already_present"}')
+    .action((options: { json?: boolean }) => {
+      const { db, created, imported } = open(true, true);
+      db.$client.close();
+      const path = settings().keysDatabasePath;
+      const counts = imported ?? { imported: 0, alreadyPresent: 0 };
+      print(options.json, { path, created, imported: counts.imported, already_present: counts.alreadyPresent }, () => [
+        `Keys database ${created ? 'created' : 'already there'} at ${path}.`,
+        `Imported ${counts.imported} keys from the snapshot's api_keys table (${counts.alreadyPresent} were already there).`,
+      ]);
+    });
+
+  cli
     .command('create')
     .description('create a key for a partner and print it once')
     .requiredOption('--partner <name>', "the partner's name, e.g. \"Acme Media\"")
-    .option('--json', 'print {"id","partner","key","created_at"}')
-    .action((options: { partner: string; json?: boolean }) => {
-      // Checked before opening, so a bad name does not create an empty database.
+    .option('--expires-in <duration>', 'the key stops working after this long, e.g. 90d (default: never)')
+    .option('--rate <per-minute>', "the key's own request rate per minute (default: the API's configured rate)")
+    .option('--create', 'create the keys database if it does not exist yet (as init does)')
+    .option('--json', 'print {"id","partner","key","created_at","expires_at","rate_limit_per_minute"}')
+    .action((options: { partner: string; expiresIn?: string; rate?: string; create?: boolean; json?: boolean }) => {
+      // Checked before opening, so a bad argument does not create an empty database.
       const partner = validPartnerName(options.partner);
-      const created = createKey(open(), partner, systemClock);
-      if (options.json) return out(JSON.stringify(created));
-      out(`Created key ${created.id} for ${created.partner} (${created.created_at}):`);
-      out(created.key);
-      out('Copy it now and send it to the partner over a safe channel: it cannot be shown again.');
+      const expiresInMs = options.expiresIn === undefined ? undefined : parseDuration(options.expiresIn, '--expires-in');
+      const rateLimitPerMinute = options.rate === undefined ? null : parseRate(options.rate);
+      const { db } = open(options.create);
+      const created = createKey(db, partner, systemClock, { expiresInMs, rateLimitPerMinute });
+      print(options.json, created, () => createdLines(created));
     });
 
   cli
     .command('list')
-    .description('list keys (never the keys themselves)')
+    .description('list keys with their status, expiry, last use and rate (never the keys themselves)')
     .option('--json', 'print a JSON array')
     .action((options: { json?: boolean }) => {
-      const keys = listKeys(open());
-      if (options.json) return out(JSON.stringify(keys));
-      if (keys.length === 0) return out('No keys yet. Create one with: npm run keys -- create --partner "Name"');
-      table(keys).forEach((line) => out(line));
+      const keys = listKeys(open().db, systemClock);
+      if (!options.json && keys.length === 0) return out('No keys yet. Create one with: npm run keys -- create --partner "Name"');
+      print(options.json, keys, () => keyTable(keys));
     });
 
   cli
@@ -72,14 +97,65 @@ function program(): Command {
     .argument('<id>', 'the key id, as shown by list')
     .option('--json', 'print the revoked key as JSON')
     .action((rawId: string, options: { json?: boolean }) => {
-      if (!/^[0-9]{1,15}$/.test(rawId)) throw new UsageError(`revoke needs a key id (a whole number), got "${rawId}"`);
-      const { key, alreadyRevoked } = revokeKey(open(), Number(rawId), systemClock);
-      if (options.json) return out(JSON.stringify({ ...key, already_revoked: alreadyRevoked }));
-      out(
-        alreadyRevoked
-          ? `Key ${key.id} (${key.partner}, ${key.prefix}…) was already revoked on ${key.revoked_at}.`
-          : `Revoked key ${key.id} (${key.partner}, ${key.prefix}…): requests with it are refused from now on.`,
-      );
+      const { key, alreadyRevoked } = revokeKey(open().db, keyId(rawId), systemClock);
+      print(options.json, { ...key, already_revoked: alreadyRevoked }, () => [revokedLine(key, alreadyRevoked)]);
+    });
+
+  cli
+    .command('rotate')
+    .description('give the partner a new key; the old one keeps working until the overlap ends')
+    .argument('<id>', 'the key id, as shown by list')
+    .option('--overlap <duration>', 'how long the old key keeps working, e.g. 7d, or 0', '7d')
+    .option('--expires-in <duration>', 'the new key stops working after this long (default: the old key\'s lifetime)')
+    .option('--json', 'print {"old": key, "created": new key}')
+    .action((rawId: string, options: { overlap: string; expiresIn?: string; json?: boolean }) => {
+      const id = keyId(rawId);
+      const overlapMs = parseDuration(options.overlap, '--overlap', { allowZero: true });
+      const expiresInMs = options.expiresIn === undefined ? undefined : parseDuration(options.expiresIn, '--expires-in');
+      const { old, created } = rotateKey(open().db, id, systemClock, { overlapMs, expiresInMs });
+      print(options.json, { old, created }, () => rotatedLines(old, created));
+    });
+
+  cli
+    .command('set-rate')
+    .description("set a key's own request rate per minute, or back to the configured default")
+    .argument('<id>', 'the key id, as shown by list')
+    .argument('<rate>', 'requests per minute (a whole number), or "default"')
+    .option('--json', 'print the key as JSON')
+    .action((rawId: string, rawRate: string, options: { json?: boolean }) => {
+      const id = keyId(rawId);
+      const key = setKeyRate(open().db, id, parseRate(rawRate), systemClock);
+      print(options.json, key, () => [rateLine(key)]);
+    });
+
+  cli
+    .command('backup')
+    .description('copy the keys database (or with --snapshot the snapshot) to <file>, safely while everything runs')
+    .argument('<file>', 'where to write the copy; must not exist yet')
+    .option('--snapshot', 'back up the snapshot (DATABASE_PATH) instead of the keys database')
+    .option('--json', 'print {"path","bytes"}')
+    .action(async (file: string, options: { snapshot?: boolean; json?: boolean }) => {
+      const { keysDatabasePath, databasePath, busyTimeoutMs } = settings();
+      const source = options.snapshot ? databasePath : keysDatabasePath;
+      if (!existsSync(source)) throw new UsageError(`nothing to back up: no ${options.snapshot ? 'snapshot' : 'keys database'} at ${source}`);
+      if (existsSync(file)) throw new UsageError(`${file} already exists: choose a new file name for the backup`);
+      const result = await backupDatabase(source, file, busyTimeoutMs).catch((error: Error) => {
+        throw new UsageError(`backup failed: ${error.message}`);
+      });
+      print(options.json, result, () => [`Backed up ${source} to ${result.path} (${result.bytes} bytes).`]);
+    });
+
+  cli
+    .command('restore')
+    .description('restore the keys database from a backup, in place, while the API runs; revoked keys stay revoked')
+    .argument('<file>', 'a backup written by "keys backup"')
+    .option('--json', 'print {"path","keys","revocations_kept","keys_not_in_backup"}')
+    .action(async (file: string, options: { json?: boolean }) => {
+      const { keysDatabasePath, busyTimeoutMs } = settings();
+      const result = await restoreKeys(file, keysDatabasePath, busyTimeoutMs).catch((error: Error) => {
+        throw new UsageError(`restore failed: ${error.message}`);
+      });
+      print(options.json, { path: keysDatabasePath, ...result }, () => restoredLines(keysDatabasePath, result));
     });
 
   return cli;
@@ -87,7 +163,9 @@ function program(): Command {
 
 runMain(async () => {
   const cli = program();
-  if (process.argv.length <= 2) throw new UsageError('missing command: use create, list or revoke (see --help)');
+  if (process.argv.length <= 2) {
+    throw new UsageError('missing command: use init, create, list, revoke, rotate, set-rate, backup or restore (see --help)');
+  }
   try {
     await cli.parseAsync(process.argv);
   } catch (error) {

@@ -39,7 +39,7 @@ export function openWriter(path: string, options: OpenOptions): Db {
  * same moment can deadlock on that switch, and SQLite then answers SQLITE_BUSY at once
  * instead of waiting out the busy timeout: retry within that timeout ourselves.
  */
-function useWal(sqlite: Database.Database, busyTimeoutMs: number): void {
+export function useWal(sqlite: Database.Database, busyTimeoutMs: number): void {
   const deadline = Date.now() + busyTimeoutMs;
   for (;;) {
     try {
@@ -58,7 +58,7 @@ function useWal(sqlite: Database.Database, busyTimeoutMs: number): void {
  * forever on some paths (under /proc it keeps getting ENOENT and retrying the parent), which
  * would hang the CLI instead of failing with a message.
  */
-function ensureFolder(folder: string): void {
+export function ensureFolder(folder: string): void {
   if (existsSync(folder)) return;
   const parent = dirname(folder);
   if (parent !== folder) ensureFolder(parent);
@@ -103,7 +103,7 @@ export function openReader(path: string, options: OpenOptions): Db {
  * Statements prepared once per connection (a statement belongs to the connection that
  * prepared it): `const prepared = statementsFor((sqlite) => ({ ... }))`, then `prepared(db)`.
  */
-export function statementsFor<T>(build: (sqlite: Database.Database) => T): (db: Db) => T {
+export function statementsFor<T>(build: (sqlite: Database.Database) => T): (db: { $client: Database.Database }) => T {
   const cache = new WeakMap<Database.Database, T>();
   return (db) => {
     let statements = cache.get(db.$client);
@@ -116,7 +116,7 @@ export function statementsFor<T>(build: (sqlite: Database.Database) => T): (db: 
 }
 
 /** Runs `fn` in a write transaction that takes the write lock up front (BEGIN IMMEDIATE). */
-export function writeTransaction<T>(db: Db, fn: () => T): T {
+export function writeTransaction<T>(db: { $client: Database.Database }, fn: () => T): T {
   return db.$client.transaction(fn).immediate();
 }
 

@@ -5,17 +5,25 @@ import { projectRoot } from '../paths.js';
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';
 
-let cached: MigrationMeta[] | undefined;
+/** A folder of drizzle-kit migrations: the snapshot's, or the keys database's. */
+export type MigrationFolder = 'src/db/migrations' | 'src/db/keys-migrations';
 
-/** The committed migrations (drizzle-kit's journal and SQL files), read once per process. */
-export function migrations(): MigrationMeta[] {
-  cached ??= readMigrationFiles({ migrationsFolder: join(projectRoot(), 'src/db/migrations') });
-  return cached;
+const SNAPSHOT: MigrationFolder = 'src/db/migrations';
+const cached = new Map<MigrationFolder, MigrationMeta[]>();
+
+/** The committed migrations of a folder (drizzle-kit's journal and SQL files), read once per process. */
+export function migrations(folder: MigrationFolder = SNAPSHOT): MigrationMeta[] {
+  let list = cached.get(folder);
+  if (!list) {
+    list = readMigrationFiles({ migrationsFolder: join(projectRoot(), folder) });
+    cached.set(folder, list);
+  }
+  return list;
 }
 
 /** The schema version this code expects: the timestamp of the newest committed migration. */
-export function expectedSchemaVersion(): number {
-  return Math.max(...migrations().map((m) => m.folderMillis));
+export function expectedSchemaVersion(folder: MigrationFolder = SNAPSHOT): number {
+  return Math.max(...migrations(folder).map((m) => m.folderMillis));
 }
 
 /** The newest migration applied to a database, or 0 when it has none. Works read-only. */
@@ -36,8 +44,8 @@ export function appliedSchemaVersion(sqlite: Database.Database): number {
  * the write lock, so a worker and the CLI starting together could both apply the same
  * migration; here the read happens under the lock, which makes concurrent starts idempotent.
  */
-export function migrate(sqlite: Database.Database): number {
-  const pending = () => migrations().filter((m) => m.folderMillis > appliedSchemaVersion(sqlite));
+export function migrate(sqlite: Database.Database, folder: MigrationFolder = SNAPSHOT): number {
+  const pending = () => migrations(folder).filter((m) => m.folderMillis > appliedSchemaVersion(sqlite));
   if (pending().length === 0) return 0;
   let applied = 0;
   sqlite.exec('BEGIN IMMEDIATE');

@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /*
- * The one schema of the service. The worker writes sections, articles, snapshot_state and
- * sync_runs; the editors' CLI writes api_keys; the API only reads. Timestamps are TEXT in the
+ * The snapshot's schema. The worker writes sections, articles, snapshot_state and sync_runs;
+ * the API only reads. Partner keys have their own database (keys-schema.ts). Timestamps are TEXT in the
  * API's own format, `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds), so they sort and compare as
  * strings and read well in the sqlite3 shell.
  *
@@ -59,7 +59,12 @@ export const articles = sqliteTable(
   ],
 );
 
-export const apiKeys = sqliteTable('api_keys', {
+/**
+ * Where keys lived before they got their own database. No longer read or written by the
+ * service: `keys init` copies its rows into the keys database. Kept in the schema so that no
+ * generated migration drops it (and with it the keys of a snapshot not yet imported).
+ */
+export const legacyApiKeys = sqliteTable('api_keys', {
   id: integer('id').primaryKey({ autoIncrement: true }),
   partner: text('partner').notNull(),
   // The readable start of the key (e.g. `lsk_AbCd`), so editors can tell keys apart.
@@ -108,6 +113,6 @@ export const workerState = sqliteTable('worker_state', {
 
 export type SectionRow = typeof sections.$inferSelect;
 export type ArticleRow = typeof articles.$inferSelect;
-export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type LegacyApiKeyRow = typeof legacyApiKeys.$inferSelect;
 export type SnapshotStateRow = typeof snapshotState.$inferSelect;
 export type SyncRunRow = typeof syncRuns.$inferSelect;

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, ne, sql } from 'drizzle-orm';
 import { writeTransaction, type Db } from './connection.js';
 import { syncRuns, workerState, type SyncRunRow } from './schema.js';
 
@@ -68,4 +68,23 @@ export function setWorkerState(db: Db, key: string, value: string | undefined, n
         .onConflictDoUpdate({ target: workerState.key, set: { value, updatedAt: nowIso } })
         .run();
   });
+}
+
+/** The last run that ended, whatever its kind and result: what an operator wants to see first. */
+export function lastFinishedRun(db: Db): SyncRunRow | undefined {
+  return db.select().from(syncRuns).where(ne(syncRuns.status, 'running')).orderBy(desc(syncRuns.id)).limit(1).get();
+}
+
+/**
+ * The last failed run among the last 10,000 (about a month of 5-minute runs): sync_runs is
+ * not indexed by status, and /health must stay cheap when no run has failed for years.
+ */
+export function lastFailedRun(db: Db): SyncRunRow | undefined {
+  return db
+    .select()
+    .from(syncRuns)
+    .where(and(eq(syncRuns.status, 'failed'), sql`${syncRuns.id} > (SELECT max(id) FROM sync_runs) - 10000`))
+    .orderBy(desc(syncRuns.id))
+    .limit(1)
+    .get();
 }

@@ -66,18 +66,20 @@ function stopAll(): void {
 }
 
 runMain(async () => {
-  const { port, databasePath } = loadDemoConfig(process.env);
+  const { port, databasePath, keysDatabasePath } = loadDemoConfig(process.env);
   const dataDir = dirname(databasePath);
   mkdirSync(dataDir, { recursive: true });
-  for (const suffix of ['', '-wal', '-shm']) rmSync(databasePath + suffix, { force: true });
+  for (const path of [databasePath, keysDatabasePath]) {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+  }
 
   const cms = await startCmsServer({ store: loadSampleStore(Date.now()), token: CMS_TOKEN, basePath: '/export' });
-  const env = { DATABASE_PATH: databasePath, CMS_BASE_URL: cms.url, CMS_TOKEN, LOG_LEVEL: 'info' };
+  const env = { DATABASE_PATH: databasePath, KEYS_DATABASE_PATH: keysDatabasePath, CMS_BASE_URL: cms.url, CMS_TOKEN, LOG_LEVEL: 'info' };
   process.stdout.write(`Sample CMS on ${cms.url}\nSyncing it into ${shown(databasePath)} ...\n`);
   await finish(node('sync/main.js', ['--once'], env), 'the first sync');
 
   const created = JSON.parse(
-    await finish(node('src/cli/keys.js', ['create', '--partner', 'Demo Partner', '--json'], env), 'creating the demo key'),
+    await finish(node('src/cli/keys.js', ['create', '--partner', 'Demo Partner', '--create', '--json'], env), 'creating the demo key'),
   ) as { key: string };
 
   const apiLog = join(dataDir, 'demo-api.log');
@@ -97,6 +99,7 @@ runMain(async () => {
       `  API          ${base}   (log: ${shown(apiLog)})`,
       `  sync worker  every minute   (log: ${shown(workerLog)})`,
       `  snapshot     ${shown(databasePath)}`,
+      `  keys         ${shown(keysDatabasePath)}`,
       '',
       'Try it:',
       `  curl -H 'X-API-Key: ${key}' '${base}/api/v1/articles?locale=en&limit=2'`,
@@ -105,7 +108,7 @@ runMain(async () => {
       `  curl '${base}/health'`,
       '',
       'A scheduled article in each locale appears by itself within a few minutes.',
-      `Manage keys: DATABASE_PATH=${shown(databasePath)} npm run keys -- list`,
+      `Manage keys: KEYS_DATABASE_PATH=${shown(keysDatabasePath)} npm run keys -- list`,
       'Press Ctrl-C to stop.',
       '',
     ].join('\n'),

@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeysStore } from '../db/keys-store.js';
 import type { SnapshotStore, StoreSession } from '../db/snapshot-store.js';
 import type { KeyVerifier } from '../keys/verifier.js';
 import type { Clock } from '../time.js';
@@ -8,6 +9,7 @@ import { rateLimited, type RateLimiter } from './rate-limit.js';
 
 export interface KeyCheckDeps {
   store: SnapshotStore;
+  keysStore: KeysStore;
   keys: KeyVerifier;
   limiter: RateLimiter;
   clock: Clock;
@@ -32,7 +34,7 @@ export function checkKey(req: IncomingMessage, res: ServerResponse, deps: KeyChe
   context.keyChecked = true;
   try {
     const session = deps.store.session();
-    const key = deps.keys.verify(req.headers['x-api-key'] as string | undefined, session);
+    const key = deps.keys.verify(req.headers['x-api-key'] as string | undefined, deps.keysStore.session());
     context.key = key;
     const decision = deps.limiter.take(key, deps.clock());
     if (decision) {

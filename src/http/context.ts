@@ -33,6 +33,8 @@ export interface RequestContext {
   errorCode: string | undefined;
   /** For a 503: the operator-facing reason (never sent to the partner). */
   errorReason: string | undefined;
+  /** Answered from the response cache by the fast path, without entering Express. */
+  fastPath: boolean;
 }
 
 const CONTEXT = Symbol('requestContext');
@@ -52,6 +54,7 @@ export function beginContext(res: ServerResponse, requestId: string, startedAt: 
     rateLimit: undefined,
     errorCode: undefined,
     errorReason: undefined,
+    fastPath: false,
   };
   (res as WithContext)[CONTEXT] = context;
   return context;

@@ -84,17 +84,34 @@ export const errorSchema = z
   })
   .meta({ id: 'Error' });
 
+const syncRunSchema = z.object({
+  kind: z.string().meta({ description: '`full`, `incremental` or `reindex`.' }),
+  status: z.enum(['succeeded', 'failed']),
+  started_at: z.string(),
+  finished_at: z.string().nullable(),
+  error: z.string().nullable().meta({ description: 'Why the run failed (at most 200 characters).' }),
+});
+
 export const healthSchema = z
   .object({
-    status: z.enum(['ok', 'unavailable']),
+    status: z.enum(['ok', 'degraded', 'unavailable']).meta({
+      description:
+        '`ok`; `degraded` (still 200, the API serves) when the snapshot is older than its maximum age or the last sync failed; `unavailable` (503) when the snapshot cannot be read. The search engine has its own `search.status`.',
+    }),
+    problems: z.array(z.string()).optional().meta({ description: 'When degraded: why, one sentence each.' }),
     snapshot: z.object({
       locales: z.record(
         z.string(),
         z.object({ synced_at: timestamp, age_seconds: z.number().int(), changed_at: timestamp }),
       ),
+      age_seconds: z.number().int().meta({ description: 'Age of the oldest locale: time since its last sync.' }),
+      max_age_seconds: z.number().int().meta({ description: 'Past this age the status is `degraded` (SNAPSHOT_MAX_AGE).' }),
       last_sync: z
         .object({ kind: z.string(), finished_at: timestamp, age_seconds: z.number().int() })
-        .nullable(),
+        .nullable()
+        .meta({ description: 'The last successful sync from the CMS.' }),
+      last_attempt: syncRunSchema.nullable().meta({ description: 'The last run that ended, of any kind and result.' }),
+      last_failure: syncRunSchema.nullable().meta({ description: 'The last failed run, if any (among the last 10,000).' }),
     }).optional(),
     search: z.object({ engine: z.string(), status: z.enum(['ok', 'unavailable']), detail: z.string().optional() }),
     error: errorSchema.shape.error.optional(),

@@ -1,74 +1,163 @@
-import { insertKey, listKeys as listKeyRows, markKeyRevoked, getKey } from '../db/keys.js';
-import type { Db } from '../db/connection.js';
-import type { ApiKeyRow } from '../db/schema.js';
+import { getKey, insertKey, insertReplacement, listKeys as listKeyRows, markKeyRevoked, updateKey } from '../db/keys.js';
+import type { KeysDb } from '../db/keys-connection.js';
+import type { KeyRow } from '../db/keys-schema.js';
 import { UsageError } from '../errors.js';
 import { formatUtcSeconds, type Clock } from '../time.js';
 import { displayPrefix, generateKey, hashKey } from './format.js';
+import { validPartnerName } from './partner-name.js';
+
+export { validPartnerName } from './partner-name.js';
 
 export interface CreatedKey {
   id: number;
   partner: string;
   key: string;
   created_at: string;
+  expires_at: string | null;
+  rate_limit_per_minute: number | null;
 }
+
+export type KeyStatus = 'active' | 'revoked' | 'expired';
 
 export interface KeySummary {
   id: number;
   partner: string;
   prefix: string;
+  status: KeyStatus;
   created_at: string;
   revoked_at: string | null;
+  expires_at: string | null;
+  last_used_at: string | null;
+  /** null: the API's configured default rate. */
+  rate_limit_per_minute: number | null;
+  /** The key created by `rotate` to replace this one. */
+  replaced_by: number | null;
 }
 
-const MAX_PARTNER_LENGTH = 200;
+export interface KeyOptions {
+  /** The key stops working this long after its creation; undefined = never. */
+  expiresInMs?: number;
+  /** The key's own request rate; null or undefined = the configured default. */
+  rateLimitPerMinute?: number | null;
+}
 
-/** The partner name as stored, or a UsageError saying what is wrong with it. */
-export function validPartnerName(name: string): string {
-  const partner = name.trim();
-  if (partner === '') throw new UsageError('the partner name must not be empty');
-  if ([...partner].length > MAX_PARTNER_LENGTH) {
-    throw new UsageError(`the partner name must be at most ${MAX_PARTNER_LENGTH} characters`);
+export const MAX_RATE_PER_MINUTE = 1_000_000;
+
+/** A per-minute rate from the CLI: a whole number from 1, or `default`. */
+export function parseRate(value: string): number | null {
+  if (value === 'default') return null;
+  if (!/^[0-9]{1,7}$/.test(value) || Number(value) < 1 || Number(value) > MAX_RATE_PER_MINUTE) {
+    throw new UsageError(`the rate must be a whole number of requests per minute from 1 to ${MAX_RATE_PER_MINUTE}, or "default", got "${value}"`);
   }
-  // Control characters would garble the listing and any log that shows the partner.
-  if (/\p{Cc}/u.test(partner)) throw new UsageError('the partner name must not contain control characters');
-  return partner;
+  return Number(value);
 }
 
 /** Creates a key for a partner. The returned key is the only copy: only its hash is stored. */
-export function createKey(db: Db, partnerName: string, clock: Clock): CreatedKey {
+export function createKey(db: KeysDb, partnerName: string, clock: Clock, options: KeyOptions = {}): CreatedKey {
   const partner = validPartnerName(partnerName);
+  const now = clock();
   const key = generateKey();
   const row = insertKey(db, {
     partner,
     prefix: displayPrefix(key),
     hash: hashKey(key),
-    createdAt: formatUtcSeconds(clock()),
+    createdAt: formatUtcSeconds(now),
+    expiresAt: options.expiresInMs === undefined ? null : formatUtcSeconds(now + options.expiresInMs),
+    rateLimitPerMinute: options.rateLimitPerMinute ?? null,
   });
-  return { id: row.id, partner: row.partner, key, created_at: row.createdAt };
+  return created(row, key);
 }
 
-export function listKeys(db: Db): KeySummary[] {
-  return listKeyRows(db).map(summary);
+export function listKeys(db: KeysDb, clock: Clock): KeySummary[] {
+  const now = formatUtcSeconds(clock());
+  return listKeyRows(db).map((row) => summary(row, now));
 }
 
 /**
  * Revokes a key. Revoking an already revoked key is not an error (the editor's intent holds);
  * `alreadyRevoked` tells the CLI to say so.
  */
-export function revokeKey(db: Db, id: number, clock: Clock): { key: KeySummary; alreadyRevoked: boolean } {
-  const before = getKey(db, id);
-  if (!before) throw new UsageError(`no key with id ${id}`);
+export function revokeKey(db: KeysDb, id: number, clock: Clock): { key: KeySummary; alreadyRevoked: boolean } {
+  const before = mustGet(db, id);
   const after = markKeyRevoked(db, id, formatUtcSeconds(clock()));
   if (!after) throw new UsageError(`no key with id ${id}`);
-  return { key: summary(after), alreadyRevoked: before.revokedAt !== null };
+  return { key: summary(after, formatUtcSeconds(clock())), alreadyRevoked: before.revokedAt !== null };
 }
 
-function summary(row: ApiKeyRow): KeySummary {
+/**
+ * Replaces a key with a new one for the same partner, with the same rate. The old key keeps
+ * working for `overlapMs` (never longer than it would have anyway), then answers
+ * expired_api_key, so the partner can deploy the new key without an outage. The new key
+ * expires after `expiresInMs` when given, else after the same lifetime as the old key had,
+ * else never.
+ */
+export function rotateKey(
+  db: KeysDb,
+  id: number,
+  clock: Clock,
+  options: { overlapMs: number; expiresInMs?: number },
+): { old: KeySummary; created: CreatedKey } {
+  const old = mustGet(db, id);
+  const now = clock();
+  if (old.revokedAt) throw new UsageError(`key ${id} is revoked: create a new key for ${old.partner} instead`);
+  if (old.replacedBy !== null) throw new UsageError(`key ${id} was already rotated to key ${old.replacedBy}: rotate that one instead`);
+  const oldExpiry = old.expiresAt ? Date.parse(old.expiresAt) : Infinity;
+  if (oldExpiry <= now) throw new UsageError(`key ${id} has expired: create a new key for ${old.partner} instead`);
+  const lifetime = options.expiresInMs ?? (old.expiresAt ? Date.parse(old.expiresAt) - Date.parse(old.createdAt) : undefined);
+  const key = generateKey();
+  const result = insertReplacement(
+    db,
+    id,
+    {
+      partner: old.partner,
+      prefix: displayPrefix(key),
+      hash: hashKey(key),
+      createdAt: formatUtcSeconds(now),
+      expiresAt: lifetime === undefined ? null : formatUtcSeconds(now + lifetime),
+      rateLimitPerMinute: old.rateLimitPerMinute,
+    },
+    formatUtcSeconds(Math.min(oldExpiry, now + options.overlapMs)),
+  );
+  return { old: summary(result.old, formatUtcSeconds(now)), created: created(result.created, key) };
+}
+
+/** Sets a key's own request rate, or back to the default with null. */
+export function setKeyRate(db: KeysDb, id: number, rate: number | null, clock: Clock): KeySummary {
+  mustGet(db, id);
+  const row = updateKey(db, id, { rateLimitPerMinute: rate });
+  if (!row) throw new UsageError(`no key with id ${id}`);
+  return summary(row, formatUtcSeconds(clock()));
+}
+
+function mustGet(db: KeysDb, id: number): KeyRow {
+  const row = getKey(db, id);
+  if (!row) throw new UsageError(`no key with id ${id}`);
+  return row;
+}
+
+function created(row: KeyRow, key: string): CreatedKey {
+  return {
+    id: row.id,
+    partner: row.partner,
+    key,
+    created_at: row.createdAt,
+    expires_at: row.expiresAt,
+    rate_limit_per_minute: row.rateLimitPerMinute,
+  };
+}
+
+function summary(row: KeyRow, now: string): KeySummary {
+  const status: KeyStatus = row.revokedAt ? 'revoked' : row.expiresAt && row.expiresAt <= now ? 'expired' : 'active';
   return {
     id: row.id,
     partner: row.partner,
     prefix: row.prefix,
+    status,
     created_at: row.createdAt,
     revoked_at: row.revokedAt,
+    expires_at: row.expiresAt,
+    last_used_at: row.lastUsedAt,
+    rate_limit_per_minute: row.rateLimitPerMinute,
+    replaced_by: row.replacedBy,
   };
 }

@@ -1,12 +1,16 @@
-import { keyHashes } from '../db/keys.js';
-import type { StoreSession } from '../db/snapshot-store.js';
-import { ApiKeyError } from '../errors.js';
+import { keyRecords } from '../db/keys.js';
+import type { KeysSession } from '../db/keys-store.js';
+import { ApiKeyError, type ApiKeyErrorCode } from '../errors.js';
+import { systemClock, type Clock } from '../time.js';
 import { hashKey, isWellFormedKey, sameHash } from './format.js';
 
 interface KnownKey {
   id: number;
   hash: string;
   revoked: boolean;
+  /** Epoch ms from which the key is expired; Infinity when it never expires. */
+  expiresAt: number;
+  rateLimitPerMinute: number | null;
 }
 
 /** A key that passed the check: who it is, and what the API needs to serve it. */
@@ -16,43 +20,76 @@ export interface VerifiedKey {
   rateLimitPerMinute: number | null;
 }
 
+const INVALID = 'The API key is not valid; check that it was copied whole.';
+
 /**
- * Checks partner keys against the api_keys table. The table is read again whenever the store's
- * generation changes (any commit by the CLI or the worker), so a revocation is refused on the
- * very next request while an unchanged database costs one map lookup per request.
+ * Checks partner keys against the keys database. The table is read again whenever the
+ * session's generation changes (any commit by the CLI, or the API's own last-used writes,
+ * at most once a minute), so a revocation is refused on the very next request while an
+ * unchanged database costs one map lookup per request. Expiry is checked against the clock
+ * on every request, so an expired key is refused at its time without any write.
  */
 export class KeyVerifier {
   private generation = -1;
   private byHash = new Map<string, KnownKey>();
+  private readonly refused: Record<ApiKeyErrorCode, number> = {
+    missing_api_key: 0,
+    invalid_api_key: 0,
+    revoked_api_key: 0,
+    expired_api_key: 0,
+  };
 
-  /** Returns the key, or throws the 401 that fits. */
-  verify(header: string | undefined, session: StoreSession): VerifiedKey {
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  /** Refusals by reason since start, for metrics (plain numbers; the metrics module formats them). */
+  stats(): { refused: Readonly<Record<ApiKeyErrorCode, number>> } {
+    return { refused: { ...this.refused } };
+  }
+
+  /** Returns the key, or throws the 401 that fits (or the 503 when the keys cannot be read). */
+  verify(header: string | undefined, session: KeysSession): VerifiedKey {
+    try {
+      return this.check(header, session);
+    } catch (error) {
+      if (error instanceof ApiKeyError) this.refused[error.code as ApiKeyErrorCode] += 1;
+      throw error;
+    }
+  }
+
+  private check(header: string | undefined, session: KeysSession): VerifiedKey {
     if (header === undefined || header.trim() === '') {
       throw new ApiKeyError('missing_api_key', 'Send your API key in the X-API-Key header.');
     }
     const key = header.trim();
-    if (!isWellFormedKey(key)) {
-      throw new ApiKeyError('invalid_api_key', 'The API key is not valid; check that it was copied whole.');
-    }
+    if (!isWellFormedKey(key)) throw new ApiKeyError('invalid_api_key', INVALID);
     this.refresh(session);
     const hash = hashKey(key);
     const known = this.byHash.get(hash);
     // The map is keyed by the hash, not the key, so its lookup time reveals nothing about
     // stored keys; the final comparison is constant-time all the same.
-    if (!known || !sameHash(known.hash, hash)) {
-      throw new ApiKeyError('invalid_api_key', 'The API key is not valid; check that it was copied whole.');
-    }
+    if (!known || !sameHash(known.hash, hash)) throw new ApiKeyError('invalid_api_key', INVALID);
     if (known.revoked) {
       throw new ApiKeyError('revoked_api_key', 'This API key has been revoked; ask the editors for a new one.');
     }
-    return { id: known.id, rateLimitPerMinute: null };
+    const now = this.clock();
+    if (now >= known.expiresAt) {
+      throw new ApiKeyError('expired_api_key', 'This API key has expired; ask the editors for a new one.');
+    }
+    session.used(known.id, now);
+    return { id: known.id, rateLimitPerMinute: known.rateLimitPerMinute };
   }
 
-  private refresh(session: StoreSession): void {
+  private refresh(session: KeysSession): void {
     if (session.generation === this.generation) return;
     const next = new Map<string, KnownKey>();
-    for (const row of keyHashes(session.db)) {
-      next.set(row.hash, { id: row.id, hash: row.hash, revoked: row.revokedAt !== null });
+    for (const row of session.read(keyRecords)) {
+      next.set(row.hash, {
+        id: row.id,
+        hash: row.hash,
+        revoked: row.revokedAt !== null,
+        expiresAt: row.expiresAt === null ? Infinity : Date.parse(row.expiresAt),
+        rateLimitPerMinute: row.rateLimitPerMinute,
+      });
     }
     this.byHash = next;
     this.generation = session.generation;

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
@@ -31,6 +31,8 @@ interface CreatedJson {
   partner: string;
   key: string;
   created_at: string;
+  expires_at: string | null;
+  rate_limit_per_minute: number | null;
 }
 
 interface KeyRow {
@@ -40,10 +42,14 @@ interface KeyRow {
   hash: string;
   created_at: string;
   revoked_at: string | null;
+  expires_at: string | null;
+  last_used_at: string | null;
+  rate_limit_per_minute: number | null;
+  replaced_by: number | null;
 }
 
-async function createJson(databasePath: string, partner: string): Promise<CreatedJson> {
-  const result = await runCli(['create', '--partner', partner, '--json'], databasePath);
+async function createJson(databasePath: string, partner: string, ...more: string[]): Promise<CreatedJson> {
+  const result = await runCli(['create', '--partner', partner, '--json', '--create', ...more], databasePath);
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
   return JSON.parse(result.stdout) as CreatedJson;
@@ -79,12 +85,23 @@ function expectOneLineFailure(result: RunResult): string {
 }
 
 describe('keys create', () => {
-  it('prints the new key once on its own line, exits 0, and creates the missing database file and folder', async () => {
+  it('refuses to create a keys database it did not expect: one line naming the path, exit 1, no file made', async () => {
+    const dir = freshDir();
+    const databasePath = dir.path('mistyped/keys.db');
+    for (const args of [['create', '--partner', 'Acme Media'], ['list'], ['revoke', '1'], ['rotate', '1'], ['set-rate', '1', '10']]) {
+      const message = expectOneLineFailure(await runCli(args, databasePath));
+      expect(message, args.join(' ')).toContain(databasePath);
+      expect(message).toMatch(/keys -- init/);
+    }
+    expect(existsSync(dirname(databasePath))).toBe(false);
+  });
+
+  it('with --create prints the new key once on its own line, exits 0, and creates the missing database file and folder', async () => {
     const dir = freshDir();
     const databasePath = dir.path('not/yet/there/keys.db');
     expect(existsSync(dirname(databasePath))).toBe(false);
 
-    const result = await runCli(['create', '--partner', 'Acme Media'], databasePath);
+    const result = await runCli(['create', '--partner', 'Acme Media', '--create'], databasePath);
 
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -123,16 +140,18 @@ describe('keys create', () => {
     expect(bytes.includes(Buffer.from(created.key.slice(8)))).toBe(false);
   });
 
-  it('with --json prints exactly {"id","partner","key","created_at"} and nothing else', async () => {
+  it('with --json prints exactly {"id","partner","key","created_at","expires_at","rate_limit_per_minute"} and nothing else', async () => {
     const dir = freshDir();
     const databasePath = dir.path('keys.db');
-    const result = await runCli(['create', '--partner', 'Acme Media', '--json'], databasePath);
+    const result = await runCli(['create', '--partner', 'Acme Media', '--json', '--create'], databasePath);
 
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     expect(lines(result.stdout)).toHaveLength(1);
     const body = JSON.parse(result.stdout) as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(['created_at', 'id', 'key', 'partner']);
+    expect(Object.keys(body).sort()).toEqual(['created_at', 'expires_at', 'id', 'key', 'partner', 'rate_limit_per_minute']);
+    expect(body.expires_at).toBeNull();
+    expect(body.rate_limit_per_minute).toBeNull();
     expect(body.partner).toBe('Acme Media');
     expect(body.key).toMatch(KEY_LINE);
     expect(body.created_at).toMatch(UTC_SECONDS);
@@ -181,7 +200,9 @@ describe('keys list', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const [header, ...rows] = lines(result.stdout);
-    for (const column of ['ID', 'PARTNER', 'PREFIX', 'CREATED', 'REVOKED']) expect(header).toContain(column);
+    for (const column of ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED']) {
+      expect(header).toContain(column);
+    }
     expect(rows).toHaveLength(2);
     const acmeRow = rows.find((r) => r.includes('Acme Media'))!;
     const globexRow = rows.find((r) => r.includes('Globex News'))!;
@@ -189,7 +210,11 @@ describe('keys list', () => {
     expect(acmeRow).toContain(acme.key.slice(0, 8));
     expect(acmeRow).toContain(acme.created_at);
     expect(acmeRow).toContain(revokedAt);
+    expect(acmeRow).toContain('revoked');
     expect(globexRow.split(/\s+/)[0]).toBe(String(globex.id));
+    expect(globexRow).toContain('active');
+    expect(globexRow).toContain('never');
+    expect(globexRow).toContain('default');
     expect(globexRow).toContain(globex.key.slice(0, 8));
     expect(globexRow).toContain(globex.created_at);
     expect(globexRow.trimEnd()).toMatch(/-$/);
@@ -199,7 +224,7 @@ describe('keys list', () => {
     }
   });
 
-  it('with --json prints an array of {id, partner, prefix, created_at, revoked_at} without keys', async () => {
+  it('with --json prints an array of every key\'s fields, without the keys', async () => {
     const dir = freshDir();
     const databasePath = dir.path('keys.db');
     const acme = await createJson(databasePath, 'Acme Media');
@@ -213,11 +238,11 @@ describe('keys list', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const body = JSON.parse(result.stdout) as Record<string, unknown>[];
+    const common = { expires_at: null, last_used_at: null, rate_limit_per_minute: null, replaced_by: null };
     expect(body).toEqual([
-      { id: acme.id, partner: 'Acme Media', prefix: acme.key.slice(0, 8), created_at: acme.created_at, revoked_at: null },
-      { id: globex.id, partner: 'Globex News', prefix: globex.key.slice(0, 8), created_at: globex.created_at, revoked_at: revokedAt },
+      { id: acme.id, partner: 'Acme Media', prefix: acme.key.slice(0, 8), status: 'active', created_at: acme.created_at, revoked_at: null, ...common },
+      { id: globex.id, partner: 'Globex News', prefix: globex.key.slice(0, 8), status: 'revoked', created_at: globex.created_at, revoked_at: revokedAt, ...common },
     ]);
-    for (const item of body) expect(Object.keys(item).sort()).toEqual(['created_at', 'id', 'partner', 'prefix', 'revoked_at']);
     expect(result.stdout).not.toContain(acme.key);
     expect(result.stdout).not.toContain(globex.key);
   });
@@ -225,6 +250,7 @@ describe('keys list', () => {
   it('says there are no keys yet when the table is empty (and --json prints [])', async () => {
     const dir = freshDir();
     const databasePath = dir.path('keys.db');
+    expect((await runCli(['init'], databasePath)).code).toBe(0);
 
     const text = await runCli(['list'], databasePath);
     expect(text.code).toBe(0);
@@ -277,18 +303,32 @@ describe('keys revoke', () => {
 describe('usage errors', () => {
   const dir = freshDir();
   const databasePath = dir.path('keys.db');
+  beforeAll(async () => {
+    expect((await runCli(['init'], databasePath)).code).toBe(0);
+  });
 
   it.each([
     ['revoke with an id that is not a number', ['revoke', 'abc']],
     ['revoke without an id', ['revoke']],
     ['create without --partner', ['create']],
     ['create with a blank partner', ['create', '--partner', '   ']],
-    ['an unknown command', ['rotate']],
+    ['an unknown command', ['rename']],
+    ['rotate without an id', ['rotate']],
+    ['rotate an unknown key', ['rotate', '42']],
+    ['rotate with a bad overlap', ['rotate', '1', '--overlap', '7 days']],
+    ['create with a bad expiry', ['create', '--partner', 'Acme', '--expires-in', '90']],
+    ['create with a zero expiry', ['create', '--partner', 'Acme', '--expires-in', '0d']],
+    ['create with a bad rate', ['create', '--partner', 'Acme', '--rate', '-5']],
+    ['create with a zero rate', ['create', '--partner', 'Acme', '--rate', '0']],
+    ['set-rate without a rate', ['set-rate', '1']],
+    ['set-rate with a word', ['set-rate', '1', 'fast']],
+    ['backup without a file', ['backup']],
+    ['restore a file that does not exist', ['restore', '/nonexistent/backup.db']],
     ['an unknown option', ['list', '--all']],
     ['no command at all', []],
   ])('%s: exactly one line on stderr, exit 1, no stack trace, nothing created', async (_name, args) => {
     expectOneLineFailure(await runCli(args, databasePath));
-    if (existsSync(databasePath)) expect(readKeys(databasePath)).toEqual([]);
+    expect(readKeys(databasePath)).toEqual([]);
   });
 });
 
@@ -296,6 +336,7 @@ describe('the CLI and a running API over the same file', () => {
   it('refuses a key revoked by the CLI on the very next request, with no restart', async () => {
     const dir = freshDir();
     const databasePath = dir.path('snapshot.db');
+    const keysPath = dir.path('keys.db');
     buildSnapshot(databasePath, {
       sections: [rawSection({ slug: 'fiber' })],
       articles: [rawArticle({ slug: 'a-story', section_slug: 'fiber' })],
@@ -303,11 +344,11 @@ describe('the CLI and a running API over the same file', () => {
     const api = await startApi({ databasePath });
     try {
       // The API is already running when the key is created.
-      const created = await createJson(databasePath, 'Acme Media');
+      const created = await createJson(keysPath, 'Acme Media');
       const ok = await api.request.get('/api/v1/articles').set('X-API-Key', created.key);
       expect(ok.status).toBe(200);
 
-      const revoke = await runCli(['revoke', String(created.id)], databasePath);
+      const revoke = await runCli(['revoke', String(created.id)], keysPath);
       expect(revoke.code).toBe(0);
 
       const refused = await api.request.get('/api/v1/articles').set('X-API-Key', created.key);
@@ -326,7 +367,7 @@ describe('the CLI and a concurrent writer', () => {
     const dir = freshDir();
     const databasePath = dir.path('keys.db');
     // Create and migrate the file first, so the other connection can write to api_keys.
-    expect((await runCli(['list'], databasePath)).code).toBe(0);
+    expect((await runCli(['init'], databasePath)).code).toBe(0);
 
     const other = new Database(databasePath);
     let committedAt = 0;
@@ -359,7 +400,7 @@ describe('the CLI and a concurrent writer', () => {
 
 describe('environment problems', () => {
   it('reports a database path in an unwritable place (under /proc) in one line, exit 1', async () => {
-    const result = await runCli(['list'], '/proc/nope/x.db', {}, { timeoutMs: 10_000 });
+    const result = await runCli(['init'], '/proc/nope/x.db', {}, { timeoutMs: 10_000 });
     expect(result.timedOut, 'the CLI hung instead of failing').toBe(false);
     expectOneLineFailure(result);
   });
@@ -367,7 +408,7 @@ describe('environment problems', () => {
   it('reports a database path under a regular file in one line, exit 1', async () => {
     const dir = freshDir();
     writeFileSync(dir.path('a-file'), 'not a folder');
-    const message = expectOneLineFailure(await runCli(['list'], dir.path('a-file/keys.db')));
+    const message = expectOneLineFailure(await runCli(['init'], dir.path('a-file/keys.db')));
     expect(message).toContain(dir.path('a-file/keys.db'));
   });
 
@@ -375,7 +416,7 @@ describe('environment problems', () => {
     const dir = freshDir();
     const databasePath = dir.path('keys.db');
     const message = expectOneLineFailure(
-      await runCli(['create', '--partner', 'Acme Media'], databasePath, { DATABASE_BUSY_TIMEOUT_MS: 'abc' }),
+      await runCli(['create', '--partner', 'Acme Media', '--create'], databasePath, { DATABASE_BUSY_TIMEOUT_MS: 'abc' }),
     );
     expect(message).toContain('DATABASE_BUSY_TIMEOUT_MS');
     expect(existsSync(databasePath)).toBe(false);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built entry points; `npm test` runs tsc first, so they match the sources. */
@@ -56,14 +57,18 @@ export function runNode(
   });
 }
 
-/** Runs the keys CLI against the database at `databasePath`. */
+/**
+ * Runs the keys CLI against the keys database at `keysDatabasePath`, with the snapshot
+ * (DATABASE_PATH) at `snapshot.db` beside it unless `extraEnv` says otherwise.
+ */
 export function runCli(
   args: string[],
-  databasePath: string,
+  keysDatabasePath: string,
   extraEnv: Record<string, string> = {},
   options: { timeoutMs?: number } = {},
 ): Promise<RunResult> {
-  return runNode([CLI_PATH, ...args], { DATABASE_PATH: databasePath, ...extraEnv }, options);
+  const env = { KEYS_DATABASE_PATH: keysDatabasePath, DATABASE_PATH: join(dirname(keysDatabasePath), 'snapshot.db'), ...extraEnv };
+  return runNode([CLI_PATH, ...args], env, options);
 }
 
 /** The lines of a process's output, without the final newline. */

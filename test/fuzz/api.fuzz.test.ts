@@ -3,8 +3,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorSchema } from '../../src/http/response-schemas.js';
 import { revokeKey } from '../../src/keys/manage.js';
-import { openWriter } from '../../src/db/connection.js';
-import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
+import { addKey, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { deepStrict, expectNoLeak } from '../http/contract-helpers.js';
@@ -43,9 +42,7 @@ beforeAll(async () => {
   ]);
   buildSnapshot(dbPath, { sections, articles, now: Date.parse(NOW) - 60_000 });
   const revoked = addKey(dbPath, 'Revoked Partner');
-  const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
-  revokeKey(db, revoked.id, () => Date.parse(NOW));
-  db.$client.close();
+  withKeys(dbPath, (db) => revokeKey(db, revoked.id, () => Date.parse(NOW)));
   keys = { valid: addKey(dbPath, 'Fuzz Partner').key, revoked: revoked.key };
   // A rate limit on, so its headers are on every answer, but far above what the suite sends.
   api = await startApi({ databasePath: dbPath, clock: testClock(NOW), rateLimit: { perMinute: 100_000_000, burstSeconds: 60 } });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
+import { openKeysWriter } from '../../src/db/keys-connection.js';
 import { generateKey } from '../../src/keys/format.js';
 import { createKey, revokeKey } from '../../src/keys/manage.js';
-import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
+import { addKey, keysPathFor, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { expectError, isoPlus, MINUTE } from './contract-helpers.js';
@@ -24,12 +24,7 @@ beforeAll(async () => {
   key = addKey(dbPath, 'Good Partner').key;
   const revoked = addKey(dbPath, 'Former Partner');
   revokedKey = revoked.key;
-  const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
-  try {
-    revokeKey(db, revoked.id, () => Date.parse(NOW));
-  } finally {
-    db.$client.close();
-  }
+  withKeys(dbPath, (db) => revokeKey(db, revoked.id, () => Date.parse(NOW)));
   sentKeys.push(key, revokedKey);
   api = await startApi({ databasePath: dbPath, clock: testClock(NOW) });
 });
@@ -139,14 +134,10 @@ describe('keys changed by another process while the API runs', () => {
     expect((await api.request.get('/api/v1/articles').set('X-API-Key', victim.key)).status).toBe(200);
 
     // The CLI's path: a writer connection of its own, revokeKey, close.
-    let created: string;
-    const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
-    try {
+    const created = withKeys(dbPath, (db) => {
       revokeKey(db, victim.id, () => Date.parse(NOW));
-      created = createKey(db, 'New Partner', () => Date.parse(NOW)).key;
-    } finally {
-      db.$client.close();
-    }
+      return createKey(db, 'New Partner', () => Date.parse(NOW)).key;
+    });
     sentKeys.push(created);
 
     expectError(await api.request.get('/api/v1/articles').set('X-API-Key', victim.key), 401, 'revoked_api_key');
@@ -158,7 +149,7 @@ describe('keys changed by another process while the API runs', () => {
   it('refuses a revocation written while the writer connection stays open', async () => {
     const victim = addKey(dbPath, 'Revoked Live');
     sentKeys.push(victim.key);
-    const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
+    const { db } = openKeysWriter(keysPathFor(dbPath), { busyTimeoutMs: 5_000 });
     try {
       expect((await api.request.get('/api/v1/categories').set('X-API-Key', victim.key)).status).toBe(200);
       revokeKey(db, victim.id, () => Date.parse(NOW));

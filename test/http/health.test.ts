@@ -60,7 +60,11 @@ describe('GET /health', () => {
           en: { synced_at: FIRST_SYNC, age_seconds: 90, changed_at: FIRST_SYNC },
           zh: { synced_at: FIRST_SYNC, age_seconds: 90, changed_at: FIRST_SYNC },
         },
+        age_seconds: 90,
+        max_age_seconds: 1800,
         last_sync: null,
+        last_attempt: null,
+        last_failure: null,
       },
       search: { engine: 'sqlite', status: 'ok' },
     });

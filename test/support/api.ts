@@ -1,12 +1,15 @@
 import type { Server } from 'node:http';
+import { dirname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
 import { createApiServer, DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../src/http/server-limits.js';
 import { openWriter } from '../../src/db/connection.js';
+import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
+import { KeysStore } from '../../src/db/keys-store.js';
 import { SnapshotStore } from '../../src/db/snapshot-store.js';
-import { createKey } from '../../src/keys/manage.js';
+import { createKey, type KeyOptions } from '../../src/keys/manage.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { SearchEngine } from '../../src/search/engine.js';
 import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
@@ -42,13 +45,23 @@ export interface TestApi {
   url: string;
   request: ReturnType<typeof supertest>;
   store: SnapshotStore;
+  keysStore: KeysStore;
   logs: string[];
   close(): Promise<void>;
 }
 
-/** Starts the real app on 127.0.0.1 and an ephemeral port, over a real snapshot file. */
+/** The keys database the API uses by default: `keys.db` beside the snapshot (as in config.ts). */
+export function keysPathFor(databasePath: string): string {
+  return join(dirname(databasePath), 'keys.db');
+}
+
+/**
+ * Starts the real app on 127.0.0.1 and an ephemeral port, over a real snapshot file and a
+ * real keys database (beside the snapshot unless `keysDatabasePath` says otherwise).
+ */
 export async function startApi(options: {
   databasePath: string;
+  keysDatabasePath?: string;
   clock?: Clock;
   engine?: SearchEngine;
   busyTimeoutMs?: number;
@@ -56,18 +69,23 @@ export async function startApi(options: {
   processes?: number;
   onResponse?: AppDeps['onResponse'];
   serverLimits?: Partial<ServerLimits>;
+  /** More of createApp's dependencies (metrics, maximum snapshot age, trusted proxies...). */
+  deps?: Partial<Omit<AppDeps, 'store' | 'keysStore' | 'engine' | 'logger' | 'clock'>>;
 }): Promise<TestApi> {
   const { logger, lines } = memoryLogger();
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
+  const keysStore = new KeysStore(options.keysDatabasePath ?? keysPathFor(options.databasePath), options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
   const app = createApp({
+    ...options.deps,
     store,
+    keysStore,
     engine,
     logger,
     clock: options.clock,
-    rateLimit: options.rateLimit,
-    processes: options.processes,
-    onResponse: options.onResponse,
+    rateLimit: options.rateLimit ?? options.deps?.rateLimit,
+    processes: options.processes ?? options.deps?.processes,
+    onResponse: options.onResponse ?? options.deps?.onResponse,
   });
   const server: Server = createApiServer(app, { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits }, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -77,23 +95,33 @@ export async function startApi(options: {
     url,
     request: supertest(url),
     store,
+    keysStore,
     logs: lines,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await engine.close();
       store.close();
+      keysStore.close();
     },
   };
 }
 
-/** Creates a partner key directly in the database file, as the CLI would. */
-export function addKey(databasePath: string, partner = 'Test Partner'): { id: number; key: string } {
-  const db = openWriter(databasePath, { busyTimeoutMs: 5_000 });
+/**
+ * Runs `fn` on a writer connection to the keys database of the snapshot at `databasePath`
+ * (created when missing), as the CLI would, and closes it.
+ */
+export function withKeys<T>(databasePath: string, fn: (db: KeysDb) => T, keysDatabasePath = keysPathFor(databasePath)): T {
+  const { db } = openKeysWriter(keysDatabasePath, { busyTimeoutMs: 5_000, create: true });
   try {
-    const created = createKey(db, partner, () => Date.now());
-    return { id: created.id, key: created.key };
+    return fn(db);
   } finally {
     db.$client.close();
   }
+}
+
+/** Creates a partner key in the keys database beside the snapshot at `databasePath`, as the CLI would. */
+export function addKey(databasePath: string, partner = 'Test Partner', options: KeyOptions = {}): { id: number; key: string } {
+  const created = withKeys(databasePath, (db) => createKey(db, partner, () => Date.now(), options));
+  return { id: created.id, key: created.key };
 }

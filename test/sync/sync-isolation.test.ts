@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
 import type { RawArticle } from '../../src/demo/cms-store.js';
 import { createKey, revokeKey } from '../../src/keys/manage.js';
-import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
+import { addKey, keysPathFor, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { corpusSections, generateCorpus } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 import { startTestCms, type TestCms } from '../support/test-cms.js';
@@ -115,19 +114,16 @@ describe('readers during a sync', () => {
 });
 
 describe('partner keys and the sync', () => {
-  it('a full sync leaves api_keys exactly as they were', async () => {
-    const writer = openWriter(dbPath, { busyTimeoutMs: 5_000 });
-    try {
-      revokeKey(writer, createKey(writer, 'Revoked Partner', clock).id, clock);
-    } finally {
-      writer.$client.close();
-    }
-    const before = dumpSnapshot(dbPath).apiKeys;
-    expect(before).toHaveLength(2);
+  it('a full sync leaves the keys database, and the snapshot\'s old api_keys table, exactly as they were', async () => {
+    withKeys(dbPath, (db) => revokeKey(db, createKey(db, 'Revoked Partner', clock).id, clock));
+    const keysBefore = query(keysPathFor(dbPath), 'SELECT * FROM api_keys ORDER BY id');
+    expect(keysBefore).toHaveLength(2);
+    const legacyBefore = dumpSnapshot(dbPath).apiKeys;
 
     expect((await worker.run('full')).status).toBe('succeeded');
 
-    expect(dumpSnapshot(dbPath).apiKeys).toEqual(before);
+    expect(query(keysPathFor(dbPath), 'SELECT * FROM api_keys ORDER BY id')).toEqual(keysBefore);
+    expect(dumpSnapshot(dbPath).apiKeys).toEqual(legacyBefore);
   });
 
   it('a key created and a key revoked while a sync is between pages are both still right after it commits', async () => {
@@ -136,20 +132,17 @@ describe('partner keys and the sync', () => {
     cms.onPage((q) => {
       if (created || q.locale !== 'en' || q.page !== 2) return;
       // The editors' CLI, on its own connection, while the worker holds fetched pages.
-      const cli = openWriter(dbPath, { busyTimeoutMs: 5_000 });
-      try {
+      withKeys(dbPath, (cli) => {
         created = createKey(cli, 'Mid-sync Partner', clock);
         revokeKey(cli, other.id, clock);
-      } finally {
-        cli.$client.close();
-      }
+      });
     });
 
     const summary = await worker.run('full');
 
     expect(summary.status).toBe('succeeded');
     expect(created).toBeDefined();
-    expect(query(dbPath, 'SELECT partner, revoked_at FROM api_keys ORDER BY id')).toEqual([
+    expect(query(keysPathFor(dbPath), 'SELECT partner, revoked_at FROM api_keys ORDER BY id')).toEqual([
       { partner: 'Reader', revoked_at: null },
       { partner: 'Soon Revoked', revoked_at: NOW },
       { partner: 'Mid-sync Partner', revoked_at: null },

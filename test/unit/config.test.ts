@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadApiConfig, loadCliConfig, loadWorkerConfig, requireCms } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
@@ -30,7 +30,7 @@ describe('loadApiConfig', () => {
     expect(config.busyTimeoutMs).toBe(2_000);
     expect(config.logLevel).toBe('info');
     expect(config.responseCacheBytes).toBe(64 * 1024 * 1024);
-    expect(config.rateLimit).toEqual({ perMinute: 600, burstSeconds: 10 });
+    expect(config.rateLimit).toEqual({ perMinute: 0, burstSeconds: 10 });
     expect(config.search).toEqual({ engine: 'sqlite' });
   });
 
@@ -157,11 +157,27 @@ describe('loadCliConfig', () => {
   });
 
   it('reads DATABASE_PATH and DATABASE_BUSY_TIMEOUT_MS, empty meaning unset', () => {
-    expect(loadCliConfig({ DATABASE_PATH: 'x/keys.db', DATABASE_BUSY_TIMEOUT_MS: '10' })).toEqual({
-      databasePath: resolve('x/keys.db'),
+    expect(loadCliConfig({ DATABASE_PATH: 'x/snapshot.db', DATABASE_BUSY_TIMEOUT_MS: '10' })).toEqual({
+      databasePath: resolve('x/snapshot.db'),
+      keysDatabasePath: resolve('x/keys.db'),
       busyTimeoutMs: 10,
     });
-    expect(loadCliConfig({ DATABASE_PATH: '', DATABASE_BUSY_TIMEOUT_MS: '' })).toEqual(loadCliConfig({}));
+    expect(loadCliConfig({ DATABASE_PATH: '', DATABASE_BUSY_TIMEOUT_MS: '', KEYS_DATABASE_PATH: '' })).toEqual(loadCliConfig({}));
+  });
+});
+
+describe('KEYS_DATABASE_PATH', () => {
+  it('defaults to keys.db beside the snapshot, the same for the API and the CLI', () => {
+    expect(loadApiConfig({}).keysDatabasePath).toBe(resolve(dirname(DEFAULT_DATABASE), 'keys.db'));
+    expect(loadCliConfig({}).keysDatabasePath).toBe(loadApiConfig({}).keysDatabasePath);
+    expect(loadApiConfig({ DATABASE_PATH: '/srv/data/snap.db' }).keysDatabasePath).toBe('/srv/data/keys.db');
+    expect(loadCliConfig({ DATABASE_PATH: 'rel/snap.db' }).keysDatabasePath).toBe(resolve('rel/keys.db'));
+  });
+
+  it('is read and resolved when set, for the API and the CLI alike', () => {
+    const env = { DATABASE_PATH: '/srv/data/snap.db', KEYS_DATABASE_PATH: 'secure/keys.sqlite' };
+    expect(loadApiConfig(env).keysDatabasePath).toBe(resolve('secure/keys.sqlite'));
+    expect(loadCliConfig(env).keysDatabasePath).toBe(resolve('secure/keys.sqlite'));
   });
 });
 

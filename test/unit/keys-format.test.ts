@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openReader, openWriter, type Db } from '../../src/db/connection.js';
-import { SnapshotStore } from '../../src/db/snapshot-store.js';
-import type { StoreSession } from '../../src/db/snapshot-store.js';
+import { openKeysReader, openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
+import { KeysStore, type KeysSession } from '../../src/db/keys-store.js';
 import { ApiKeyError } from '../../src/errors.js';
 import { displayPrefix, generateKey, hashKey, isWellFormedKey, KEY_PREFIX, sameHash } from '../../src/keys/format.js';
-import { createKey, revokeKey } from '../../src/keys/manage.js';
+import { createKey, revokeKey, rotateKey, setKeyRate } from '../../src/keys/manage.js';
 import { KeyVerifier } from '../../src/keys/verifier.js';
 import { memoryLogger } from '../support/api.js';
 import { tempDir } from '../support/snapshot-fixture.js';
@@ -125,21 +124,23 @@ describe('displayPrefix', () => {
   });
 });
 
-describe('KeyVerifier over a real database file', () => {
+describe('KeyVerifier over a real keys database file', () => {
   const dir = tempDir('key-verifier-test-');
   const path = dir.path('keys.db');
-  const clock = () => Date.parse('2026-11-01T12:00:00Z');
-  let writer: Db;
-  let reader: Db;
+  const NOW = Date.parse('2026-11-01T12:00:00Z');
+  const clock = () => NOW;
+  let writer: KeysDb;
+  let reader: KeysDb;
   let active: { id: number; key: string };
   let revoked: { id: number; key: string };
+  const used: number[] = [];
 
   beforeAll(() => {
-    writer = openWriter(path, { busyTimeoutMs: 5_000 });
+    writer = openKeysWriter(path, { busyTimeoutMs: 5_000, create: true }).db;
     active = createKey(writer, 'Acme Media', clock);
     revoked = createKey(writer, 'Former Partner', clock);
     revokeKey(writer, revoked.id, clock);
-    reader = openReader(path, { busyTimeoutMs: 5_000 });
+    reader = openKeysReader(path, { busyTimeoutMs: 5_000 });
   });
 
   afterAll(() => {
@@ -148,7 +149,12 @@ describe('KeyVerifier over a real database file', () => {
     dir.cleanup();
   });
 
-  const session = (generation: number): StoreSession => ({ db: reader, generation, connection: 1 });
+  const session = (generation: number): KeysSession => ({
+    db: reader,
+    generation,
+    read: (fn) => fn(reader),
+    used: (id) => used.push(id),
+  });
 
   function codeOf(fn: () => unknown): string {
     try {
@@ -161,8 +167,17 @@ describe('KeyVerifier over a real database file', () => {
     throw new Error('expected the verifier to refuse the key');
   }
 
-  it('returns the id of an active key', () => {
-    expect(new KeyVerifier().verify(active.key, session(1)).id).toBe(active.id);
+  it('returns the id of an active key, with a null rate (the configured default), and notes its use', () => {
+    used.length = 0;
+    expect(new KeyVerifier(clock).verify(active.key, session(1))).toEqual({ id: active.id, rateLimitPerMinute: null });
+    expect(used).toEqual([active.id]);
+  });
+
+  it('returns the rate an editor set for the key', () => {
+    const limited = createKey(writer, 'Limited Partner', clock, { rateLimitPerMinute: 600 });
+    expect(new KeyVerifier(clock).verify(limited.key, session(2))).toEqual({ id: limited.id, rateLimitPerMinute: 600 });
+    setKeyRate(writer, limited.id, 30, clock);
+    expect(new KeyVerifier(clock).verify(limited.key, session(3)).rateLimitPerMinute).toBe(30);
   });
 
   it.each([
@@ -170,26 +185,59 @@ describe('KeyVerifier over a real database file', () => {
     ['an empty header', ''],
     ['a blank header', '   '],
   ])('answers missing_api_key for %s', (_name, header) => {
-    expect(codeOf(() => new KeyVerifier().verify(header, session(1)))).toBe('missing_api_key');
+    expect(codeOf(() => new KeyVerifier(clock).verify(header, session(1)))).toBe('missing_api_key');
   });
 
   it('answers invalid_api_key for a malformed key', () => {
-    const verifier = new KeyVerifier();
+    const verifier = new KeyVerifier(clock);
     for (const header of ['abc', 'lsk_short', `${active.key}x`, active.key.slice(0, -1), `Bearer ${active.key}`]) {
       expect(codeOf(() => verifier.verify(header, session(1))), header).toBe('invalid_api_key');
     }
   });
 
   it('answers invalid_api_key for a well-formed key that was never issued', () => {
-    expect(codeOf(() => new KeyVerifier().verify(generateKey(), session(1)))).toBe('invalid_api_key');
+    expect(codeOf(() => new KeyVerifier(clock).verify(generateKey(), session(1)))).toBe('invalid_api_key');
   });
 
-  it('answers revoked_api_key for a revoked key', () => {
-    expect(codeOf(() => new KeyVerifier().verify(revoked.key, session(1)))).toBe('revoked_api_key');
+  it('answers revoked_api_key for a revoked key, and does not note a use', () => {
+    used.length = 0;
+    expect(codeOf(() => new KeyVerifier(clock).verify(revoked.key, session(1)))).toBe('revoked_api_key');
+    expect(used).toEqual([]);
+  });
+
+  it('answers expired_api_key from the second the key expires, without a new generation', () => {
+    const expiring = createKey(writer, 'Short-lived Partner', clock, { expiresInMs: 60_000 });
+    let now = NOW;
+    const verifier = new KeyVerifier(() => now);
+    expect(verifier.verify(expiring.key, session(30)).id).toBe(expiring.id);
+    now = NOW + 59_999;
+    expect(verifier.verify(expiring.key, session(30)).id).toBe(expiring.id);
+    now = NOW + 60_000;
+    expect(codeOf(() => verifier.verify(expiring.key, session(30)))).toBe('expired_api_key');
+  });
+
+  it('answers revoked_api_key, not expired_api_key, for a key both revoked and expired', () => {
+    const both = createKey(writer, 'Both Partner', clock, { expiresInMs: 60_000 });
+    revokeKey(writer, both.id, clock);
+    expect(codeOf(() => new KeyVerifier(() => NOW + 120_000).verify(both.key, session(40)))).toBe('revoked_api_key');
+  });
+
+  it('keeps a rotated key working until the overlap ends, and the new key from the start', () => {
+    const old = createKey(writer, 'Rotating Partner', clock);
+    let now = NOW;
+    const { created } = rotateKey(writer, old.id, () => now, { overlapMs: 7 * 86_400_000 });
+    const verifier = new KeyVerifier(() => now);
+    expect(verifier.verify(old.key, session(50)).id).toBe(old.id);
+    expect(verifier.verify(created.key, session(50)).id).toBe(created.id);
+    now = NOW + 7 * 86_400_000 - 1_000;
+    expect(verifier.verify(old.key, session(50)).id).toBe(old.id);
+    now = NOW + 7 * 86_400_000;
+    expect(codeOf(() => verifier.verify(old.key, session(50)))).toBe('expired_api_key');
+    expect(verifier.verify(created.key, session(50)).id).toBe(created.id);
   });
 
   it('finds a key added after the first check once the session generation changes', () => {
-    const verifier = new KeyVerifier();
+    const verifier = new KeyVerifier(clock);
     expect(verifier.verify(active.key, session(10)).id).toBe(active.id);
     const added = createKey(writer, 'New Partner', clock);
     // Same generation: the table is not read again (one map lookup per request)...
@@ -199,17 +247,17 @@ describe('KeyVerifier over a real database file', () => {
   });
 
   it('refuses a key revoked meanwhile once the generation changes', () => {
-    const verifier = new KeyVerifier();
+    const verifier = new KeyVerifier(clock);
     const doomed = createKey(writer, 'Doomed Partner', clock);
     expect(verifier.verify(doomed.key, session(20)).id).toBe(doomed.id);
     revokeKey(writer, doomed.id, clock);
     expect(codeOf(() => verifier.verify(doomed.key, session(21)))).toBe('revoked_api_key');
   });
 
-  it('with a SnapshotStore, sees a key committed by another connection on the next session', () => {
-    const store = new SnapshotStore(path, 5_000, memoryLogger().logger);
+  it('with a KeysStore, sees a key committed by another connection on the next session', () => {
+    const store = new KeysStore(path, 5_000, memoryLogger().logger);
     try {
-      const verifier = new KeyVerifier();
+      const verifier = new KeyVerifier(clock);
       expect(verifier.verify(active.key, store.session()).id).toBe(active.id);
       const added = createKey(writer, 'Late Partner', clock);
       expect(verifier.verify(added.key, store.session()).id).toBe(added.id);
@@ -217,6 +265,38 @@ describe('KeyVerifier over a real database file', () => {
       expect(codeOf(() => verifier.verify(added.key, store.session()))).toBe('revoked_api_key');
     } finally {
       store.close();
+    }
+  });
+});
+
+describe('KeyVerifier.stats', () => {
+  it('counts refusals by reason, and nothing for accepted keys', () => {
+    const dir = tempDir('key-stats-test-');
+    const path = dir.path('keys.db');
+    const writer = openKeysWriter(path, { busyTimeoutMs: 5_000, create: true }).db;
+    const store = new KeysStore(path, 5_000, memoryLogger().logger);
+    try {
+      const clock = () => Date.parse('2026-11-01T12:00:00Z');
+      const good = createKey(writer, 'Good', clock);
+      const gone = createKey(writer, 'Gone', clock);
+      revokeKey(writer, gone.id, clock);
+      const verifier = new KeyVerifier(clock);
+      const attempt = (header: string | undefined) => {
+        try {
+          verifier.verify(header, store.session());
+        } catch {
+          // Counted below.
+        }
+      };
+      for (const header of [good.key, good.key, undefined, 'nope', generateKey(), gone.key, gone.key]) attempt(header);
+      expect(verifier.stats()).toEqual({
+        refused: { missing_api_key: 1, invalid_api_key: 2, revoked_api_key: 2, expired_api_key: 0 },
+      });
+      expect(store.probe().generation).toBeGreaterThan(0);
+    } finally {
+      store.close();
+      writer.$client.close();
+      dir.cleanup();
     }
   });
 });

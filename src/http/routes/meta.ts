@@ -1,22 +1,30 @@
 import { Router } from 'express';
-import { snapshotStates } from '../../db/content.js';
 import type { SnapshotStore } from '../../db/snapshot-store.js';
-import { lastSuccessfulCmsRun } from '../../db/sync-runs.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
-import { parseIsoToMs, type Clock } from '../../time.js';
+import type { Clock } from '../../time.js';
 import { buildOpenApiDocument } from '../openapi.js';
 import { represent, sendRepresentation } from '../representation.js';
 import type { Health } from '../response-schemas.js';
+import { problemsOf, snapshotHealth } from '../service-state.js';
 
-const ageSeconds = (iso: string, now: number) => Math.max(0, Math.round((now - (parseIsoToMs(iso) ?? now)) / 1000));
+export interface MetaDeps {
+  store: SnapshotStore;
+  engine: SearchEngine;
+  clock: Clock;
+  /** Past this age of the snapshot /health says `degraded`. */
+  snapshotMaxAgeSeconds: number;
+}
 
 /** The two endpoints that need no key: health for operators, the OpenAPI document for developers. */
-export function metaRoutes(deps: { store: SnapshotStore; engine: SearchEngine; clock: Clock }): Router {
+export function metaRoutes(deps: MetaDeps): Router {
   const router = Router();
   const openapi = represent(buildOpenApiDocument());
   const startedAt = deps.clock();
 
+  // 200 while the snapshot can be read, `degraded` when something needs an operator (the
+  // API still serves); 503 only when the store cannot answer, so load balancers take a
+  // process out of rotation only when it really cannot serve.
   router.get('/health', async (_req, res) => {
     const search = await deps.engine.health();
     const now = deps.clock();
@@ -24,28 +32,12 @@ export function metaRoutes(deps: { store: SnapshotStore; engine: SearchEngine; c
     let body: Health;
     try {
       const { db } = deps.store.probe();
-      const states = snapshotStates(db);
-      if (states.length === 0) {
+      const snapshot = snapshotHealth(db, now, deps.snapshotMaxAgeSeconds);
+      if (!snapshot) {
         throw new ServiceUnavailableError('The snapshot has not been synced yet.', 'no sync has completed yet');
       }
-      // The last time content came from the CMS: a --reindex does not make it fresher.
-      const run = lastSuccessfulCmsRun(db);
-      body = {
-        status: 'ok',
-        snapshot: {
-          locales: Object.fromEntries(
-            states.map((s) => [
-              s.locale,
-              { synced_at: s.syncedAt, age_seconds: ageSeconds(s.syncedAt, now), changed_at: s.changedAt },
-            ]),
-          ),
-          last_sync:
-            run?.finishedAt != null
-              ? { kind: run.kind, finished_at: run.finishedAt, age_seconds: ageSeconds(run.finishedAt, now) }
-              : null,
-        },
-        search,
-      };
+      const problems = problemsOf(snapshot);
+      body = problems.length === 0 ? { status: 'ok', snapshot, search } : { status: 'degraded', problems, snapshot, search };
     } catch (error) {
       const failure = deps.store.failure(error);
       if (!(failure instanceof ServiceUnavailableError)) throw failure;

@@ -1,0 +1,86 @@
+import { once } from 'node:events';
+import { createApp } from './app.js';
+import type { ApiConfig } from './config.js';
+import { KeysStore } from './db/keys-store.js';
+import { SnapshotStore } from './db/snapshot-store.js';
+import { drainable } from './http/drain.js';
+import { createApiServer } from './http/server-limits.js';
+import { createLogger } from './logger.js';
+import { ApiMetrics } from './observability/api-metrics.js';
+import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from './observability/registry.js';
+import { createSearchEngine } from './search/create-engine.js';
+
+/**
+ * One API process: opens the store and the search engine, listens, and drains on SIGTERM or
+ * SIGINT. Alone (WEB_CONCURRENCY=1) it also serves its metrics; in a cluster the primary
+ * serves them for all processes (src/cluster-primary.ts) and this process only answers its
+ * requests for them.
+ */
+export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCluster: boolean }): Promise<void> {
+  const logger = createLogger({ level: config.logLevel, name: 'api' });
+  const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
+  const keysStore = new KeysStore(config.keysDatabasePath, config.busyTimeoutMs, logger);
+  const engine = createSearchEngine(config.search, logger);
+  const registry = config.metrics ? createRegistry({ inClusterWorker: options.inCluster }) : undefined;
+  const app = createApp({
+    store,
+    keysStore,
+    engine,
+    logger,
+    responseCacheBytes: config.responseCacheBytes,
+    rateLimit: config.rateLimit,
+    metrics: registry ? new ApiMetrics(registry) : undefined,
+    snapshotMaxAgeSeconds: config.snapshotMaxAgeSeconds,
+    processes: config.processes,
+    trustProxy: config.trustProxy,
+  });
+
+  const server = createApiServer(app, config.serverLimits, logger);
+  const drain = drainable(server);
+  server.listen(config.port, config.host);
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    const reason = error.code === 'EADDRINUSE' ? `port ${config.port} is already in use (set PORT)` : error.message;
+    process.stderr.write(`Cannot start the API on ${config.host}:${config.port}: ${reason}\n`);
+    process.exit(1);
+  });
+  await once(server, 'listening');
+  const metricsServer =
+    registry && config.metrics && !options.inCluster
+      ? await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host)
+      : undefined;
+  const port = portOf(server);
+  logger.info(
+    { host: config.host, port, search: engine.name, ...(metricsServer ? { metricsPort: portOf(metricsServer) } : {}) },
+    `API listening on http://${config.host}:${port}`,
+  );
+  // Try the store once at start so the operator sees its state in the log right away.
+  try {
+    store.session();
+  } catch {
+    // Already logged by the store; requests answer 503 until it comes back.
+  }
+
+  const stop = (signal: string) => {
+    // A signal sent to the whole process group reaches a cluster worker twice (directly and
+    // from the primary): the drain already under way carries on.
+    if (drain.draining) return;
+    logger.info({ signal }, 'stopping: answering requests in flight with Connection: close');
+    void drain
+      .drain(config.shutdownTimeoutMs)
+      .then(async (result) => {
+        if (result === 'timed out') logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out: closed the remaining connections');
+        await closeMetricsServer(metricsServer);
+        await engine.close();
+      })
+      .finally(() => {
+        store.close();
+        // Writes the last-used times recorded since the last minute's batch.
+        keysStore.close();
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,72 @@
+import type { RestoreResult } from '../keys/backup.js';
+import type { CreatedKey, KeySummary } from '../keys/manage.js';
+import { printableName } from '../keys/partner-name.js';
+
+/*
+ * What the keys CLI prints for people. Scripts use --json, which prints the same objects
+ * as one JSON line. Partner names go through printableName: a name stored before names were
+ * checked cannot garble the terminal.
+ */
+
+const rate = (k: { rate_limit_per_minute: number | null }) =>
+  k.rate_limit_per_minute === null ? 'default' : `${k.rate_limit_per_minute}/min`;
+
+export function keyTable(keys: KeySummary[]): string[] {
+  const rows = [
+    ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED'],
+    ...keys.map((k) => [
+      String(k.id),
+      printableName(k.partner),
+      `${k.prefix}…`,
+      k.replaced_by === null ? k.status : `${k.status} (rotated to ${k.replaced_by})`,
+      k.created_at,
+      k.expires_at ?? 'never',
+      k.last_used_at ?? '-',
+      rate(k),
+      k.revoked_at ?? '-',
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
+  return rows.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
+}
+
+export function createdLines(created: CreatedKey, verb = 'Created'): string[] {
+  const terms = [
+    created.expires_at ? `expires ${created.expires_at}` : 'never expires',
+    `rate ${rate(created)}`,
+  ];
+  return [
+    `${verb} key ${created.id} for ${printableName(created.partner)} (${created.created_at}; ${terms.join(', ')}):`,
+    created.key,
+    'Copy it now and send it to the partner over a safe channel: it cannot be shown again.',
+  ];
+}
+
+export function rotatedLines(old: KeySummary, created: CreatedKey): string[] {
+  return [
+    ...createdLines(created, 'Rotated: new'),
+    `The old key ${old.id} (${old.prefix}…) keeps working until ${old.expires_at}, then answers expired_api_key.`,
+  ];
+}
+
+export function revokedLine(key: KeySummary, alreadyRevoked: boolean): string {
+  const who = `${key.id} (${printableName(key.partner)}, ${key.prefix}…)`;
+  return alreadyRevoked
+    ? `Key ${who} was already revoked on ${key.revoked_at}.`
+    : `Revoked key ${who}: requests with it are refused from now on.`;
+}
+
+export function rateLine(key: KeySummary): string {
+  return `Key ${key.id} (${printableName(key.partner)}, ${key.prefix}…) now has rate ${rate(key)}.`;
+}
+
+export function restoredLines(path: string, result: RestoreResult): string[] {
+  const lines = [`Restored ${result.keys} keys into ${path}.`];
+  if (result.revocations_kept > 0) {
+    lines.push(`Kept ${result.revocations_kept} revocations made after the backup: those keys stay revoked.`);
+  }
+  if (result.keys_not_in_backup > 0) {
+    lines.push(`${result.keys_not_in_backup} keys created after the backup are not in it: create them again for their partners.`);
+  }
+  return lines;
+}

@@ -1,0 +1,73 @@
+import { snapshotStates } from '../db/content.js';
+import type { Db } from '../db/connection.js';
+import { lastFailedRun, lastFinishedRun, lastSuccessfulCmsRun } from '../db/sync-runs.js';
+import type { SyncRunRow } from '../db/schema.js';
+import { parseIsoToMs } from '../time.js';
+import type { Health } from './response-schemas.js';
+
+/*
+ * What /health and the metrics say about the snapshot and the sync: computed in one place so
+ * that the two never disagree about whether the service is degraded.
+ */
+
+type SnapshotHealth = NonNullable<Health['snapshot']>;
+
+const ageSeconds = (iso: string, now: number) => Math.max(0, Math.round((now - (parseIsoToMs(iso) ?? now)) / 1000));
+
+// /health needs no key: a failed run's reason is shown without addresses, paths or host
+// names (the whole text is in `npm run sync -- --status`), and kept short.
+const REASON_LENGTH = 200;
+
+export function publicReason(error: string): string {
+  return error
+    .replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<address>')
+    .replace(/(^|[\s(=:])\/[^\s),;]*/g, '$1<path>')
+    .replace(/\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[\w-]*[a-z][\w-]*(?:\.[\w-]+)+\b/gi, '<host>')
+    .slice(0, REASON_LENGTH);
+}
+
+/** The snapshot's state, or undefined when it has never been synced. */
+export function snapshotHealth(db: Db, now: number, maxAgeSeconds: number): SnapshotHealth | undefined {
+  const states = snapshotStates(db);
+  if (states.length === 0) return undefined;
+  // The last time content came from the CMS: a --reindex does not make it fresher.
+  const success = lastSuccessfulCmsRun(db);
+  const attempt = lastFinishedRun(db);
+  const failure = lastFailedRun(db);
+  const locales = Object.fromEntries(
+    states.map((s) => [s.locale, { synced_at: s.syncedAt, age_seconds: ageSeconds(s.syncedAt, now), changed_at: s.changedAt }]),
+  );
+  return {
+    locales,
+    age_seconds: Math.max(...Object.values(locales).map((l) => l.age_seconds)),
+    max_age_seconds: maxAgeSeconds,
+    last_sync:
+      success?.finishedAt != null
+        ? { kind: success.kind, finished_at: success.finishedAt, age_seconds: ageSeconds(success.finishedAt, now) }
+        : null,
+    last_attempt: attempt ? describeRun(attempt) : null,
+    last_failure: failure ? describeRun(failure) : null,
+  };
+}
+
+function describeRun(run: SyncRunRow) {
+  return {
+    kind: run.kind,
+    status: run.status === 'succeeded' ? ('succeeded' as const) : ('failed' as const),
+    started_at: run.startedAt,
+    finished_at: run.finishedAt,
+    error: run.error === null ? null : publicReason(run.error),
+  };
+}
+
+/** Why the service is degraded, one sentence each; empty when it is not. */
+export function problemsOf(snapshot: SnapshotHealth): string[] {
+  const problems: string[] = [];
+  if (snapshot.age_seconds > snapshot.max_age_seconds) {
+    problems.push(`The snapshot is ${snapshot.age_seconds} s old, past SNAPSHOT_MAX_AGE (${snapshot.max_age_seconds} s).`);
+  }
+  if (snapshot.last_attempt?.status === 'failed') {
+    problems.push(`The last sync (${snapshot.last_attempt.kind}) failed: ${snapshot.last_attempt.error ?? 'no reason recorded'}.`);
+  }
+  return problems;
+}

@@ -1,0 +1,35 @@
+import { backupDatabase, restoreDatabase, type BackupResult } from '../db/backup.js';
+import { assertKeysDatabase, KEYS_MIGRATIONS } from '../db/keys-connection.js';
+import { applyRevocations, keyHashesOf, readRevocations } from '../db/keys.js';
+import { migrate } from '../db/migrate.js';
+
+export { backupDatabase, type BackupResult };
+
+export interface RestoreResult {
+  /** Keys in the restored database. */
+  keys: number;
+  /** Revocations made after the backup, carried over so no revoked key comes back. */
+  revocations_kept: number;
+  /** Keys of the database being replaced that the backup does not have (created after it). */
+  keys_not_in_backup: number;
+}
+
+/**
+ * Restores the keys database from a backup made by `keys backup`. A key revoked in the
+ * database being replaced stays revoked, even if the backup predates the revocation: a
+ * restore must never let a revoked key back in. Keys created after the backup are not in it
+ * and are counted, so the editor knows to create them again.
+ */
+export async function restoreKeys(backupPath: string, livePath: string, busyTimeoutMs: number): Promise<RestoreResult> {
+  const current = readRevocations(livePath);
+  const result: RestoreResult = { keys: 0, revocations_kept: 0, keys_not_in_backup: 0 };
+  await restoreDatabase(backupPath, livePath, busyTimeoutMs, (copy) => {
+    assertKeysDatabase(copy, backupPath);
+    migrate(copy, KEYS_MIGRATIONS);
+    result.revocations_kept = applyRevocations(copy, current.revoked);
+    const restored = new Set(keyHashesOf(copy));
+    result.keys = restored.size;
+    result.keys_not_in_backup = [...current.hashes].filter((h) => !restored.has(h)).length;
+  });
+  return result;
+}

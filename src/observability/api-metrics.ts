@@ -1,0 +1,200 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { METRIC_PREFIX as P } from './registry.js';
+import { RequestStats } from './request-stats.js';
+
+/*
+ * The API's metrics. Requests are counted once per response, on `finish`, in plain numbers
+ * (src/observability/request-stats.ts): the cached fast path pays a listener, a Map lookup and
+ * a few additions. Everything else (cache, search pool, snapshot, sync
+ * runs) is read when Prometheus scrapes, through callbacks, so its owners expose plain numbers.
+ */
+
+/** The route label: a small fixed set, never the raw path (slugs would explode the series). */
+export function routeOf(url: string | undefined): string {
+  if (!url) return 'other';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (path.startsWith('/api/v1/')) {
+    const rest = path.slice(8);
+    if (rest === 'articles' || rest === 'articles/') return '/api/v1/articles';
+    if (rest.startsWith('articles/')) return '/api/v1/articles/:slug';
+    if (rest === 'search' || rest === 'categories' || rest === 'changes' || rest === 'openapi.json') return `/api/v1/${rest}`;
+    return 'other';
+  }
+  if (path === '/health') return '/health';
+  if (path === '/docs' || path.startsWith('/docs/')) return '/docs';
+  return 'other';
+}
+
+const KEY_REFUSALS = new Set(['missing_api_key', 'invalid_api_key', 'revoked_api_key', 'expired_api_key']);
+
+/** The response cache's own counts (the search engineer's `stats()`), when it has them. */
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  bytes: number;
+  entries: number;
+}
+
+/** The search pool's counts (`stats()`), when it has them. */
+export interface SearchStats {
+  inFlight: number;
+  queued: number;
+  /** Refused searches since start, in total or by reason. */
+  refused?: number | Record<string, number>;
+}
+
+export interface SyncHealth {
+  lastSuccessAt: number | undefined;
+  lastAttemptFailed: boolean;
+}
+
+/** Read at each scrape; any may return undefined when it has nothing to say. */
+export interface ApiMetricSources {
+  snapshotAgeSeconds(): number | undefined;
+  sync(): SyncHealth | undefined;
+  cache(): CacheStats | undefined;
+  search(): SearchStats | undefined;
+  /** The search engine's own health check (Meilisearch is asked over HTTP). */
+  searchUp(): Promise<boolean>;
+}
+
+/** What the request log knows of a finished request (src/http/context.ts), as metrics need it. */
+export interface FinishedRequest {
+  readonly startedAt: number;
+  readonly errorCode: string | undefined;
+  readonly fastPath: boolean;
+}
+
+export class ApiMetrics {
+  private readonly requests: RequestStats;
+  private readonly keyRefusals: Counter;
+  private readonly refusals: Counter;
+  private fastPathCount = 0;
+  private sources: Partial<ApiMetricSources> = {};
+
+  constructor(readonly registry: Registry) {
+    this.requests = new RequestStats(registry);
+    // Refusals are rare (401, 503): prom-client's own counters are cheap enough there.
+    this.keyRefusals = new Counter({
+      name: `${P}key_refusals_total`,
+      help: 'Requests refused with 401, by error code (missing, invalid, revoked, expired key).',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    this.refusals = new Counter({
+      name: `${P}load_refusals_total`,
+      help: 'Requests refused to protect the service: search_busy or rate_limited.',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    const fastPathCount = () => this.fastPathCount;
+    new Counter({
+      name: `${P}fast_path_responses_total`,
+      help: 'Cached responses sent by the fast path, without entering Express.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(fastPathCount());
+      },
+    });
+    this.scraped(registry);
+  }
+
+  /**
+   * Called once per response by the request log's hook (fast path and Express alike). An
+   * arrow property, so it can be handed over as the hook itself.
+   */
+  readonly responded = (req: IncomingMessage, res: ServerResponse, request: FinishedRequest): void => {
+    if (request.fastPath) this.fastPathCount += 1;
+    const status = res.statusCode;
+    this.requests.record(routeOf(req.url), status, (Date.now() - request.startedAt) / 1000);
+    if (status === 401 || status === 503) {
+      const code = request.errorCode;
+      if (typeof code !== 'string') return;
+      if (status === 401) this.keyRefusals.inc({ reason: KEY_REFUSALS.has(code) ? code : 'other' });
+      else if (code === 'search_busy' || code === 'rate_limited') this.refusals.inc({ reason: code });
+    }
+  };
+
+  /** Where scrape-time values come from; may be called again as parts land. */
+  observe(sources: Partial<ApiMetricSources>): void {
+    this.sources = { ...this.sources, ...sources };
+  }
+
+  private scraped(registry: Registry): void {
+    const sources = () => this.sources;
+    const gauge = (name: string, help: string, read: () => number | undefined, aggregator: 'max' | 'sum' = 'max') =>
+      new Gauge({
+        name: `${P}${name}`,
+        help,
+        registers: [registry],
+        aggregator,
+        collect() {
+          const value = read();
+          if (value === undefined) this.reset();
+          else this.set(value);
+        },
+      });
+    gauge('snapshot_age_seconds', 'Age of the oldest locale of the snapshot (time since its last sync).', () =>
+      sources().snapshotAgeSeconds?.(),
+    );
+    gauge('last_sync_success_timestamp_seconds', 'When the last successful sync from the CMS ended (read from sync_runs).', () => {
+      const at = sources().sync?.()?.lastSuccessAt;
+      return at === undefined ? undefined : at / 1000;
+    });
+    gauge('last_sync_failed', '1 when the last finished sync run failed (read from sync_runs).', () => {
+      const sync = sources().sync?.();
+      return sync === undefined ? undefined : Number(sync.lastAttemptFailed);
+    });
+    new Gauge({
+      name: `${P}search_engine_up`,
+      help: '1 when the search engine answers its health check, 0 when search answers 503.',
+      registers: [registry],
+      aggregator: 'min',
+      async collect() {
+        const up = sources().searchUp;
+        if (up) this.set(Number(await up()));
+      },
+    });
+    // Counts kept by their owners, exposed as counters (reset and re-set at each scrape).
+    const counter = (name: string, help: string, read: () => number | undefined) =>
+      new Counter({
+        name: `${P}${name}`,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          const value = read();
+          if (value !== undefined) this.inc(value);
+        },
+      });
+    counter('response_cache_hits_total', 'Response cache hits since start (when the cache counts them).', () => sources().cache?.()?.hits);
+    counter('response_cache_misses_total', 'Response cache misses since start.', () => sources().cache?.()?.misses);
+    gauge('response_cache_bytes', 'Bytes held by the response cache.', () => sources().cache?.()?.bytes, 'sum');
+    gauge('response_cache_entries', 'Entries in the response cache.', () => sources().cache?.()?.entries, 'sum');
+    gauge('search_in_flight', 'Searches running now.', () => sources().search?.()?.inFlight, 'sum');
+    gauge('search_queued', 'Searches waiting for a slot.', () => sources().search?.()?.queued, 'sum');
+    new Counter({
+      name: `${P}search_pool_refused_total`,
+      help: 'Searches the pool refused since start, by reason (when the pool counts them).',
+      labelNames: ['reason'],
+      registers: [registry],
+      aggregator: 'sum',
+      collect() {
+        this.reset();
+        const refused = sources().search?.()?.refused;
+        if (typeof refused === 'number') this.inc({ reason: 'all' }, refused);
+        else if (refused) for (const [reason, n] of Object.entries(refused)) this.inc({ reason }, n);
+      },
+    });
+  }
+}
+
+/** Duck-typed `stats()` of a part that may or may not have one yet. */
+export function statsOf<T>(part: unknown): (() => T | undefined) | undefined {
+  const stats = (part as { stats?: unknown } | undefined)?.stats;
+  return typeof stats === 'function' ? () => stats.call(part) as T : undefined;
+}
+

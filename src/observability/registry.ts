@@ -1,0 +1,89 @@
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import { AggregatorRegistry, Registry, collectDefaultMetrics, type PrometheusContentType } from 'prom-client';
+import { ConfigError } from '../errors.js';
+
+/*
+ * The one place where Prometheus registries are made and served. The API, the worker and the
+ * search pool register their metrics into a registry made here; nothing else formats the
+ * exposition text (prom-client does).
+ */
+
+export const METRIC_PREFIX = 'syndication_';
+
+/**
+ * A registry with the process's default metrics (CPU, memory, event loop lag). In a cluster
+ * worker it also answers the primary's requests for its metrics (prom-client's cluster
+ * protocol), so the primary can serve one aggregated page for all API processes.
+ */
+export function createRegistry(options: { inClusterWorker?: boolean } = {}): Registry {
+  const registry: Registry = options.inClusterWorker
+    ? new AggregatorRegistry<PrometheusContentType>()
+    : new Registry();
+  if (options.inClusterWorker) AggregatorRegistry.setRegistries(registry);
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/** What a metrics page comes from: one registry, or the aggregate of a cluster's workers. */
+export interface MetricsSource {
+  contentType: string;
+  text(): Promise<string>;
+}
+
+export function registrySource(registry: Registry): MetricsSource {
+  return { contentType: registry.contentType, text: () => registry.metrics() };
+}
+
+/** In the cluster primary: every worker's metrics summed (or per each metric's aggregator). */
+export function clusterSource(): MetricsSource {
+  const aggregator = new AggregatorRegistry<PrometheusContentType>();
+  return { contentType: aggregator.contentType, text: () => aggregator.clusterMetrics() };
+}
+
+/**
+ * Serves `GET /metrics` on its own port, apart from the partners' port, so that metrics are
+ * never public by accident: bind it to loopback or a private interface (METRICS_HOST).
+ */
+export async function serveMetrics(source: MetricsSource, port: number, host: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = req.url?.split('?')[0];
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: see /metrics\n');
+      return;
+    }
+    source.text().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store' }).end(text);
+      },
+      () => {
+        res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics are unavailable right now.\n');
+      },
+    );
+  });
+  // Scrapers keep their connection open; it must never hold the process up at shutdown.
+  server.keepAliveTimeout = 1_000;
+  server.listen(port, host);
+  await Promise.race([
+    once(server, 'listening'),
+    once(server, 'error').then(([error]) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason = code === 'EADDRINUSE' ? `port ${port} is already in use` : (error as Error).message;
+      throw new ConfigError(`Cannot serve metrics on ${host}:${port}: ${reason}`);
+    }),
+  ]);
+  return server;
+}
+
+export function closeMetricsServer(server: Server | undefined): Promise<void> {
+  if (!server) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+export function portOf(server: Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}
