@@ -8,7 +8,7 @@ import { createApiServer } from './http/server-limits.js';
 import { createLogger } from './logger.js';
 import { ApiMetrics } from './observability/api-metrics.js';
 import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from './observability/registry.js';
-import { createSearchEngine } from './search/create-engine.js';
+import { createApiSearchEngine } from './search/create-engine.js';
 
 /**
  * One API process: opens the store and the search engine, listens, and drains on SIGTERM or
@@ -20,7 +20,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
   const keysStore = new KeysStore(config.keysDatabasePath, config.busyTimeoutMs, logger);
-  const engine = createSearchEngine(config.search, logger);
+  const engine = createApiSearchEngine(config, logger);
   const registry = config.metrics ? createRegistry({ inClusterWorker: options.inCluster }) : undefined;
   const app = createApp({
     store,

@@ -28,6 +28,8 @@ export interface AppDeps {
   logger: Logger;
   clock?: Clock;
   responseCacheBytes?: number;
+  /** The response cache, when the caller wants its stats(); else one is made of responseCacheBytes. */
+  responseCache?: ResponseCache;
   /** Per-key request rates (default: off, as in tests that do not test them). */
   rateLimit?: Omit<RateLimitSettings, 'processes'>;
   /** API processes on this host (WEB_CONCURRENCY): each enforces its share of every rate. */
@@ -54,7 +56,7 @@ export type App = RequestListener & { limiter: RateLimiter };
 export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
   const catalog = new Catalog();
-  const cache = new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
+  const cache = deps.responseCache ?? new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
   const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 1, ...deps.rateLimit, processes: deps.processes ?? 1 });
   const keyCheck: KeyCheckDeps = { store: deps.store, keysStore: deps.keysStore, keys: new KeyVerifier(clock), limiter, clock };
 

@@ -1,4 +1,5 @@
 import cron from 'node-cron';
+import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
@@ -194,6 +195,67 @@ function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_T
   });
 }
 
+const searchRuntime = {
+  SEARCH_WORKERS: optional(int(1, 256)),
+  SEARCH_CONCURRENCY: optional(int(1, 1_024)),
+  SEARCH_QUEUE: optional(int(0, 10_000)),
+  SEARCH_TIMEOUT_MS: optional(int(50, 600_000)).default(2_000),
+  SEARCH_KEY_SHARE_PERCENT: optional(int(1, 100)).default(50),
+  SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(2_000),
+  SEARCH_WORKER_NICE: optional(int(0, 19)).default(10),
+};
+
+/** How the API runs searches: the worker pool of the embedded engine and admission control. */
+export interface SearchRuntimeConfig {
+  /** Worker threads of the embedded engine (default: the number of cores). */
+  workers: number;
+  /** Searches running at once, all partners together. */
+  concurrency: number;
+  /** Searches waiting for a slot; past it, search_busy. */
+  queue: number;
+  /** Longest a search may take, waiting included; past it, search_busy (and its worker is replaced). */
+  timeoutMs: number;
+  /** Share of the running slots and of the waiting places one key may hold, in percent. */
+  keySharePercent: number;
+  /** Up to this many exposed matches, every match is ranked by relevance; past it, see README. */
+  rankAllMax: number;
+  /** Niceness of the search threads: lists and /health keep the CPU when searches compete. */
+  workerNice: number;
+  /** Bytes of ranked results each search thread may keep (its share of CACHE_MB). */
+  cacheBytesPerWorker: number;
+}
+
+/**
+ * Splits the one cache budget (CACHE_MB): a quarter for the search threads' ranked results, the
+ * rest for serialized responses. Every cache counts its keys and per-entry overhead.
+ */
+function cacheBudget(total: number): { response: number; search: number } {
+  const search = Math.floor(total / 4);
+  return { response: total - search, search };
+}
+
+function searchRuntimeConfig(
+  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_WORKER_NICE: number },
+  engine: SearchConfig['engine'],
+  searchCacheBytes: number,
+): SearchRuntimeConfig {
+  const cores = availableParallelism();
+  const workers = v.SEARCH_WORKERS ?? cores;
+  // The embedded engine can run no more searches than it has threads; Meilisearch is another
+  // server with its own threads, so more requests may wait on it at once.
+  const concurrency = v.SEARCH_CONCURRENCY ?? (engine === 'sqlite' ? workers : 4 * cores);
+  return {
+    workers,
+    concurrency,
+    queue: v.SEARCH_QUEUE ?? 2 * concurrency,
+    timeoutMs: v.SEARCH_TIMEOUT_MS,
+    keySharePercent: v.SEARCH_KEY_SHARE_PERCENT,
+    rankAllMax: v.SEARCH_RANK_ALL_MAX,
+    workerNice: v.SEARCH_WORKER_NICE,
+    cacheBytesPerWorker: Math.floor(searchCacheBytes / workers),
+  };
+}
+
 const apiSchema = z.object({
   ...common,
   ...keysPath,
@@ -201,7 +263,10 @@ const apiSchema = z.object({
   PORT: optional(int(0, 65_535)).default(3000),
   HOST: optional(z.string().min(1)).default('0.0.0.0'),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(2_000),
-  RESPONSE_CACHE_MB: optional(int(0, 4_096)).default(64),
+  // One memory budget for every cache of an API process (see cacheBudget); RESPONSE_CACHE_MB
+  // is its former name, still read when CACHE_MB is not set.
+  CACHE_MB: optional(int(0, 65_536)),
+  RESPONSE_CACHE_MB: optional(int(0, 65_536)),
   // Off by default (see the README's Rate limits): a harness or partner that was not limited
   // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.
   RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(0),
@@ -213,6 +278,7 @@ const apiSchema = z.object({
   WEB_CONCURRENCY: optional(int(1, 256)).default(1),
   SHUTDOWN_TIMEOUT_MS: optional(int(0, 600_000)).default(10_000),
   TRUST_PROXY: optional(trustProxy).default(false),
+  ...searchRuntime,
 });
 
 export interface ApiConfig {
@@ -222,11 +288,13 @@ export interface ApiConfig {
   keysDatabasePath: string;
   busyTimeoutMs: number;
   logLevel: string;
+  /** The response cache's share of CACHE_MB. */
   responseCacheBytes: number;
   /** Default per-key rate (0 = no rate limit) and burst; keys may have their own rate. */
   rateLimit: { perMinute: number; burstSeconds: number };
   search: SearchConfig;
   serverLimits: ServerLimits;
+  searchRuntime: SearchRuntimeConfig;
   /** Undefined: no metrics endpoint. */
   metrics: { port: number; host: string } | undefined;
   /** /health says `degraded` past this age of the snapshot. */
@@ -241,6 +309,8 @@ export interface ApiConfig {
 
 export function loadApiConfig(env: Env): Readonly<ApiConfig> {
   const v = parse(apiSchema, env);
+  const search = searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS);
+  const budget = cacheBudget((v.CACHE_MB ?? v.RESPONSE_CACHE_MB ?? 64) * 1024 * 1024);
   return Object.freeze({
     port: v.PORT,
     host: v.HOST,
@@ -248,9 +318,10 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     keysDatabasePath: keysDatabasePath(v),
     busyTimeoutMs: v.DATABASE_BUSY_TIMEOUT_MS,
     logLevel: v.LOG_LEVEL,
-    responseCacheBytes: v.RESPONSE_CACHE_MB * 1024 * 1024,
+    responseCacheBytes: budget.response,
     rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, burstSeconds: v.RATE_LIMIT_BURST_SECONDS },
-    search: searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS),
+    search,
+    searchRuntime: searchRuntimeConfig(v, search.engine, budget.search),
     serverLimits: serverLimitsConfig(v),
     metrics: v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,

@@ -9,8 +9,7 @@ import {
   upsertArticle,
 } from '../src/db/snapshot-write.js';
 import type { Locale } from '../src/locale.js';
-import { segmentForIndex } from '../src/search/segment.js';
-import { ftsDocument, indexArticle, unindexArticle } from '../src/search/sqlite-index.js';
+import { indexArticle, reindexArticles, unindexArticle } from '../src/search/sqlite-index.js';
 import { STAGING_TABLE, type Staging } from './staging.js';
 
 export interface LocaleInput {
@@ -53,7 +52,7 @@ export function applyStaged(db: Db, staging: Staging, inputs: LocaleInput[], now
 function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: string): LocaleOutcome {
   const { locale } = input;
   const sectionChanges = replaceSections(db, locale, input.sections, { removeMissing: !input.keepSections });
-  const sectionNames = new Map(input.sections.map((s) => [s.slug, segmentForIndex(s.name)]));
+  const sectionNames = new Map(input.sections.map((s) => [s.slug, s.name]));
   const upserted = new Set<number>();
   const removed = new Set<number>();
 
@@ -72,7 +71,7 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
   for (const staged of staging.upserts(locale)) {
     const { id, existed } = written.get(staged.cmsId)!;
     const sectionName = sectionNames.get(staged.record.sectionSlug ?? '') ?? '';
-    indexArticle(db, id, { ...staged.fts, sectionName }, existed);
+    indexArticle(db, id, staged.fts, sectionName, existed);
   }
 
   const gone =
@@ -91,11 +90,9 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
   // themselves did not change.
   const reindexed: number[] = [];
   for (const slug of sectionChanges.renamed) {
-    for (const id of articleIdsInSection(db, locale, slug)) {
-      if (upserted.has(id)) continue;
-      reindexFromRow(db, id, sectionNames.get(slug) ?? '');
-      reindexed.push(id);
-    }
+    const ids = articleIdsInSection(db, locale, slug).filter((id) => !upserted.has(id));
+    reindexArticles(db, ids, sectionNames.get(slug) ?? '');
+    reindexed.push(...ids);
   }
 
   const changed = sectionChanges.changed || upserted.size > 0 || removed.size > 0;
@@ -107,13 +104,4 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
     removedIds: [...removed].filter((id) => !upserted.has(id)),
     changed,
   };
-}
-
-function reindexFromRow(db: Db, id: number, segmentedSectionName: string): void {
-  const row = db.$client
-    .prepare<[number], { title: string; excerpt: string; body: string; author: string }>(
-      'SELECT title, excerpt, body, author FROM articles WHERE id = ?',
-    )
-    .get(id);
-  if (row) indexArticle(db, id, { ...ftsDocument(row, ''), sectionName: segmentedSectionName });
 }

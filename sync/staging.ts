@@ -4,7 +4,7 @@ import type { Db } from '../src/db/connection.js';
 import type { ArticleRecord } from '../src/db/records.js';
 import { storedHash } from '../src/db/snapshot-write.js';
 import type { Locale } from '../src/locale.js';
-import { ftsDocument } from '../src/search/sqlite-index.js';
+import { indexText, type IndexText } from '../src/search/sqlite-index.js';
 
 /** What the apply step will do with a staged CMS record. */
 export type StagedKind = 'upsert' | 'keep' | 'remove';
@@ -16,7 +16,7 @@ export interface StagedUpsert {
   cmsId: string;
   hash: string;
   record: ArticleRecord;
-  fts: { title: string; excerpt: string; body: string; author: string };
+  fts: IndexText;
 }
 
 /**
@@ -72,7 +72,7 @@ export class Staging {
           this.insert.run(locale, record.cmsId, record.updatedAt, 'keep', null, null, null);
           continue;
         }
-        const fts = ftsDocument(record, '');
+        const fts = indexText(record);
         this.insert.run(
           locale,
           record.cmsId,

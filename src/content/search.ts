@@ -11,6 +11,8 @@ export interface SearchParams {
   page: number;
   limit: number;
   now: number;
+  /** The partner's key id: search capacity is shared out by key. */
+  keyId?: number | undefined;
 }
 
 /**

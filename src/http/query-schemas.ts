@@ -31,9 +31,14 @@ const limit = digits('limit', 1, 50, 'a whole number from 1 to 50')
   .default(20)
   .meta({ description: 'Items per page, 1 to 50.' });
 
-const section = z.string().optional().meta({
-  description: 'A section slug (see /api/v1/categories). An unknown or inactive section gives an empty list.',
-});
+const MAX_SECTION = 100;
+const section = z
+  .string()
+  .refine((s) => s.length <= MAX_SECTION, { error: `section must be at most ${MAX_SECTION} characters long: give a section slug from /api/v1/categories.` })
+  .optional()
+  .meta({
+    description: `A section slug (see /api/v1/categories), at most ${MAX_SECTION} characters. An unknown, inactive or empty section gives an empty list.`,
+  });
 
 const MAX_Q = 200;
 const q = z
@@ -42,7 +47,15 @@ const q = z
   .refine((s) => [...s].length >= 2, { error: 'q must be at least 2 characters long (after trimming spaces).' })
   .refine((s) => [...s].length <= MAX_Q, { error: `q must be at most ${MAX_Q} characters long.` })
   .meta({
-    description: 'Search term, 2 to 200 characters (Unicode code points, so `激光` counts 2), trimmed.',
+    description:
+      'Search term, 2 to 200 characters (Unicode code points, so `激光` counts 2), trimmed. It is split into words ' +
+      '(Chinese text into Chinese words); case, punctuation and search operators (quotes, `-`, `*`, `AND`, `NEAR`...) ' +
+      'are ignored, repeated words count once, one-character words (other than Chinese characters) are ignored, and only ' +
+      'the first 10 words are used. ' +
+      'Every word must match, as a whole word or the start of one. A term left with no word finds nothing. Results are ' +
+      'ranked by relevance (a match in the title counts most), ties newest first; when a term matches more than a few ' +
+      'thousand articles, the newest of them are ranked by relevance and the older ones follow newest first (the total ' +
+      'is always exact). Search may answer 503 `search_busy` with `Retry-After` when it is at capacity.',
   });
 
 export const listQuery = z.object({ locale, page, limit, section });

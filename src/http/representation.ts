@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
-import { Lru } from '../lru.js';
+import { entryBytes, Lru } from '../lru.js';
 
 /** A serialized success response, ready to send any number of times. */
 export interface Representation {
@@ -17,7 +17,9 @@ export function represent(value: unknown): Representation {
 }
 
 /**
- * Serialized responses keyed by request and content tag, bounded in bytes. The content tag
+ * Serialized responses keyed by request and content tag, bounded in bytes: each entry weighs
+ * its body, its ETag, its key and a fixed overhead (src/lru.ts), so that many small answers
+ * (empty lists for distinct unknown sections) cannot outgrow the budget. The content tag
  * changes with each sync and each scheduled publication, so an entry is never stale; a
  * repeated request costs a map lookup instead of queries and serialization.
  */
@@ -35,17 +37,27 @@ export class ResponseCache {
   remember(key: string, make: () => Representation): Representation {
     const cached = this.lru.get(key);
     if (cached) return cached;
-    const made = make();
-    this.lru.set(key, made, made.body.length + key.length + 64);
-    return made;
+    return this.keep(key, make());
   }
 
   async rememberAsync(key: string, make: () => Promise<Representation>): Promise<Representation> {
     const cached = this.lru.get(key);
     if (cached) return cached;
-    const made = await make();
-    this.lru.set(key, made, made.body.length + key.length + 64);
-    return made;
+    return this.keep(key, await make());
+  }
+
+  /** hits, misses, bytes (as weighed, never above the budget), entries: for metrics. */
+  stats(): { hits: number; misses: number; bytes: number; entries: number } {
+    return this.lru.stats();
+  }
+
+  private keep(key: string, made: Representation): Representation {
+    // A small Buffer is a slice of a shared 8 KB pool: kept alone it would hold the whole
+    // slab. A cached body gets its own memory, the size it is weighed at.
+    const body = made.body.byteLength === made.body.buffer.byteLength ? made.body : Buffer.copyBytesFrom(made.body);
+    const kept = body === made.body ? made : { ...made, body };
+    this.lru.set(key, kept, entryBytes(key, body.byteLength + made.etag.length));
+    return kept;
   }
 }
 

@@ -8,6 +8,11 @@ export interface ExposureIndex {
    * and in the section asked for; -1 otherwise.
    */
   rank(id: number): number;
+  /**
+   * Every article id in partner order (some not exposed now, or not in the section: check
+   * rank), when the index has it at hand: ordering a large result set is then one pass.
+   */
+  readonly ordered?: Int32Array;
 }
 
 export interface SearchQuery {
@@ -24,6 +29,10 @@ export interface SearchQuery {
   now: number;
   /** Changes whenever the exposed content of the locale may have changed; a cache key. */
   contentTag: string;
+  /** The partner's key id: admission control shares search slots out by key. */
+  keyId?: number | undefined;
+  /** Aborted when the search passed its time budget: an engine stops working on it. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Article ids (articles.id) of one page, most relevant first, and the total number of hits. */
@@ -65,4 +74,6 @@ export interface SearchEngine {
   search(session: StoreSession, query: SearchQuery): Promise<SearchPage>;
   health(): Promise<EngineHealth>;
   close(): Promise<void>;
+  /** Plain numbers for metrics (admission, pool, caches); engines without any may omit it. */
+  stats?(): Record<string, number>;
 }

@@ -1,4 +1,4 @@
-import { queryWords } from './segment.js';
+import { queryWords, segmentForIndex } from './segment.js';
 
 // A single Chinese character is a word (飞秒 segments as 飞 + 秒): only other one-character
 // words are dropped.
@@ -37,4 +37,9 @@ export function normalizeQuery(q: string): NormalizedQuery {
     words.push(word);
   }
   return { words, text: words.join(' '), dropped: total - words.length };
+}
+
+/** The tokens a word is indexed as: one, or several for a Chinese run the segmenter splits. */
+export function wordParts(word: string): string[] {
+  return segmentForIndex(word).split(' ').filter(Boolean);
 }

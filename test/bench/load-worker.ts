@@ -12,8 +12,12 @@ export interface LoadJob {
   mode: 'closed' | 'rate';
   urls: string[];
   headers: Record<string, string>;
+  /** When given, requests take these header sets in turn (several partners' keys). */
+  headerSets?: Record<string, string>[];
   connections: number;
   rate: number;
+  /** Closed mode: stop once this many requests were sent (each URL once, for example). */
+  stopAfter?: number;
   durationMs: number;
   warmupMs: number;
 }
@@ -34,10 +38,12 @@ const job = workerData as LoadJob;
 const agent = new Agent({ keepAlive: true, maxSockets: Math.max(job.connections, 64) });
 let next = 0;
 const nextUrl = () => job.urls[next++ % job.urls.length]!;
+let nextHeaders = 0;
+const headersFor = () => (job.headerSets ? job.headerSets[nextHeaders++ % job.headerSets.length]! : job.headers);
 
 function once(url: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = request(url, { agent, headers: job.headers }, (res) => {
+    const req = request(url, { agent, headers: headersFor() }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
@@ -68,7 +74,7 @@ async function run(): Promise<LoadResult> {
   if (job.mode === 'closed') {
     await Promise.all(
       Array.from({ length: job.connections }, async () => {
-        while (performance.now() < end) {
+        while (performance.now() < end && (job.stopAfter === undefined || next < job.stopAfter)) {
           const t0 = performance.now();
           const status = await once(nextUrl());
           const t1 = performance.now();

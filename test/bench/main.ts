@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
+import { benchSearch, type SearchFigures } from './search-bench.js';
 import { benchFastPath, type FastPathFigures, type Measured } from './fast-bench.js';
 import { benchLoadWhileSync, loadWhileSyncLines } from './load-while-sync.js';
 import { benchSync, type SyncFigures } from './sync-bench.js';
@@ -15,7 +16,7 @@ import { benchSync, type SyncFigures } from './sync-bench.js';
  * BENCH_DATABASE names one): `api` (the original API figures), `fast` (the cached fast path
  * against bare node:http, rate limiter on and off), `load-while-sync` (full syncs rewriting 20%
  * of the articles under list and search traffic; builds its own snapshot, so alone it skips
- * the main one).
+ * the main one), `search` (test/bench/search-bench.ts: open-loop unique search, lists beside search, pathological queries, memory under distinct values).
  */
 
 const en = Number(process.env.BENCH_ARTICLES ?? 100_000);
@@ -43,6 +44,24 @@ function syncLines(sync: SyncFigures): string[] {
   ];
 }
 
+const openLine = (label: string, r: LoadResult) =>
+  `  ${label.padEnd(44)} p50 ${fmt(r.p50, 1).padStart(7)} ms   p99 ${fmt(r.p99, 1).padStart(7)} ms   max ${fmt(r.max, 0).padStart(6)} ms   ` +
+  Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ');
+
+function searchLines(s: SearchFigures): string[] {
+  return [
+    '',
+    `Search (open loop; API ${s.pinned ? 'pinned to core 0 with taskset' : 'not pinned'}, ${s.workers} search threads; never-repeated 1-3-word queries, Zipf, en + zh)`,
+    openLine('unique search at 5/s', s.unique5) + '   (target p99 <= 250 ms)',
+    openLine('unique search at 20/s', s.unique20) + '   (target p99 <= 1 s, or fast 503)',
+    openLine('uncached list at 100/s, alone', s.listAlone),
+    openLine('uncached list at 100/s, beside search at 5/s', s.listWithSearch) + `   (list p99 ${fmt(s.listWithSearch.p99 / Math.max(0.001, s.listAlone.p99), 1)}x alone; target <= 2x and <= 50 ms)`,
+    openLine('  the search at 5/s beside it', s.searchBesideList),
+    ...s.pathological.map((p) => `  pathological: ${p.name.padEnd(31)} ${fmt(p.ms, 1).padStart(7)} ms   status ${p.status}`),
+    `  API RSS: ${fmt(s.rss.before)} MB before, ${fmt(s.rss.afterSections)} MB after 20,000 distinct sections, ${fmt(s.rss.afterQueries)} MB after 20,000 distinct q (cache budget ${s.rss.budgetMb} MB)`,
+  ];
+}
+
 function fastLines(fast: FastPathFigures): string[] {
   const pct = (x: number) => `${fmt(100 * x, 1)}%`;
   const cpu = (m: Measured) => `   ${fmt(m.cpuUsPerRequest, 1).padStart(5)} us CPU/req`;
@@ -62,8 +81,14 @@ function fastLines(fast: FastPathFigures): string[] {
   ];
 }
 
-function report(sync: SyncFigures | undefined, api: ApiFigures | undefined, fast: FastPathFigures | undefined): void {
-  const out = [...(sync ? syncLines(sync) : []), ...(api ? apiLines(api) : []), ...(fast ? fastLines(fast) : []), ''];
+function report(sync: SyncFigures | undefined, api: ApiFigures | undefined, fast: FastPathFigures | undefined, search: SearchFigures | undefined): void {
+  const out = [
+    ...(sync ? syncLines(sync) : []),
+    ...(search ? searchLines(search) : []),
+    ...(api ? apiLines(api) : []),
+    ...(fast ? fastLines(fast) : []),
+    '',
+  ];
   process.stdout.write(out.join('\n'));
 }
 
@@ -91,9 +116,10 @@ try {
       sync = await benchSync(databasePath, counts);
       process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
     }
+    const search = wants('search') ? await benchSearch(databasePath, counts.en) : undefined;
     const api = wants('api') ? await benchApi(databasePath, counts.en) : undefined;
     const fast = wants('fast') ? await benchFastPath(databasePath) : undefined;
-    report(sync, api, fast);
+    report(sync, api, fast, search);
   }
   if (wants('load-while-sync')) process.stdout.write(`${loadWhileSyncLines(await benchLoadWhileSync(dir, counts)).join('\n')}\n`);
 } finally {

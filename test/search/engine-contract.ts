@@ -195,6 +195,14 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
         expect((await search({ q: 'cladding', section: 'bulk', limit: 1 })).meta).toMatchObject({ total: BULK });
       });
 
+      it('answers an empty section= with nothing, without changing the answer when section is absent', async () => {
+        const empty = await search({ q: 'laser', section: '' });
+        expect(empty.data).toEqual([]);
+        expect(empty.meta).toMatchObject({ total: 0, pages: 0 });
+        expect(sorted(await search({ q: 'laser' }))).toEqual(['laser-cutting', 'laser-marking']);
+        expect((await search({ q: 'laser', section: '' })).meta).toMatchObject({ total: 0 });
+      });
+
       it('answers an unknown or inactive section with an empty result, not an error', async () => {
         for (const section of ['retired', 'ghost', 'nope']) {
           for (const q of ['quasar', 'cladding']) {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchResultsSchema } from '../../src/http/response-schemas.js';
 import { Catalog } from '../../src/content/catalog.js';
-import { SqliteFtsEngine, matchExpression } from '../../src/search/sqlite-fts.js';
+import { normalizeQuery } from '../../src/search/normalize.js';
+import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
+import { matchFor } from '../../src/search/sqlite-rank.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
@@ -270,6 +272,7 @@ describe('hostile and odd queries', () => {
   });
 
   it('quotes every word it passes to FTS5, and has no query for a term without words', () => {
+    const matchExpression = (q: string) => matchFor(normalizeQuery(q).words);
     expect(matchExpression('laser "cutting')).toBe('"laser"* "cutting"*');
     expect(matchExpression('NEAR(laser')).toBe('"near"* "laser"*');
     expect(matchExpression('!!')).toBeUndefined();

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
 import { createApiServer, DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../src/http/server-limits.js';
-import { openWriter } from '../../src/db/connection.js';
+import type { ResponseCache } from '../../src/http/representation.js';
 import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
 import { KeysStore } from '../../src/db/keys-store.js';
 import { SnapshotStore } from '../../src/db/snapshot-store.js';
@@ -65,6 +65,9 @@ export async function startApi(options: {
   clock?: Clock;
   engine?: SearchEngine;
   busyTimeoutMs?: number;
+  responseCache?: ResponseCache;
+  /** `warn` keeps request lines out of memory, for tests that send many requests. */
+  logLevel?: string;
   rateLimit?: AppDeps['rateLimit'];
   processes?: number;
   onResponse?: AppDeps['onResponse'];
@@ -72,7 +75,7 @@ export async function startApi(options: {
   /** More of createApp's dependencies (metrics, maximum snapshot age, trusted proxies...). */
   deps?: Partial<Omit<AppDeps, 'store' | 'keysStore' | 'engine' | 'logger' | 'clock'>>;
 }): Promise<TestApi> {
-  const { logger, lines } = memoryLogger();
+  const { logger, lines } = memoryLogger(options.logLevel);
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
   const keysStore = new KeysStore(options.keysDatabasePath ?? keysPathFor(options.databasePath), options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
@@ -86,6 +89,7 @@ export async function startApi(options: {
     rateLimit: options.rateLimit ?? options.deps?.rateLimit,
     processes: options.processes ?? options.deps?.processes,
     onResponse: options.onResponse ?? options.deps?.onResponse,
+    responseCache: options.responseCache,
   });
   const server: Server = createApiServer(app, { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits }, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

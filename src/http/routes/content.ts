@@ -68,7 +68,8 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const now = clock();
     const view = catalog.view(sessionOf(res), q.locale);
     const make = async (): Promise<Representation> => {
-      const result = await searchArticles(store, view, engine, { ...q, now });
+      // The key id is set by requireApiKey; admission control shares search out by key.
+      const result = await searchArticles(store, view, engine, { ...q, now, keyId: res.locals.keyId as number });
       return represent({
         data: result.articles.map(toArticle),
         meta: { ...pageMeta(result, q.page, q.limit, q.locale), q: q.q },

@@ -1,0 +1,198 @@
+import { Worker } from 'node:worker_threads';
+import { ServiceUnavailableError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { SearchPage } from '../engine.js';
+import type { CacheStats, JobResult, LogMessage, ReadyMessage, SearchJob, WorkerSetup } from './protocol.js';
+import { workerScript } from './worker-script.js';
+
+interface Task {
+  job: SearchJob;
+  signal: AbortSignal | undefined;
+  resolve(page: SearchPage): void;
+  reject(error: unknown): void;
+  onAbort?: () => void;
+}
+
+interface Slot {
+  index: number;
+  worker: Worker | undefined;
+  task: Task | undefined;
+  /** The job the thread is working on, even one whose partner was already answered. */
+  pendingId: number | undefined;
+  /** The thread has built its views: from then on a search over budget is its own fault. */
+  ready: boolean;
+  cache: CacheStats;
+}
+
+const NO_CACHE: CacheStats = { hits: 0, misses: 0, bytes: 0, entries: 0 };
+
+/**
+ * A fixed number of search threads, each running one search at a time. A search whose signal
+ * aborts (its time budget passed) is stopped for real: its thread is terminated and a fresh
+ * one started in its place. Threads start lazily, so an API that never searches starts none.
+ * Admission control (src/search/admission.ts) decides what reaches the pool; searches beyond
+ * the free threads wait here in order.
+ */
+export class WorkerPool {
+  private readonly slots: Slot[];
+  private readonly waiting: Task[] = [];
+  private nextId = 1;
+  private replaced = 0;
+  private closed = false;
+
+  constructor(
+    size: number,
+    private readonly setup: WorkerSetup,
+    private readonly logger: Logger,
+  ) {
+    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, cache: NO_CACHE }));
+  }
+
+  run(job: Omit<SearchJob, 'id'>, signal?: AbortSignal): Promise<SearchPage> {
+    if (this.closed) return Promise.reject(new ServiceUnavailableError('Search is shutting down; please retry.'));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<SearchPage>((resolve, reject) => {
+      const task: Task = { job: { ...job, id: this.nextId++ }, signal, resolve, reject };
+      const idle = this.slots.find((s) => s.task === undefined && s.pendingId === undefined);
+      if (idle) return this.dispatch(idle, task);
+      this.waiting.push(task);
+      task.onAbort = () => {
+        const at = this.waiting.indexOf(task);
+        if (at !== -1) this.waiting.splice(at, 1);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', task.onAbort, { once: true });
+    });
+  }
+
+  stats(): { workers: number; busy: number; waiting: number; replaced: number; cache: CacheStats } {
+    const cache = { ...NO_CACHE };
+    for (const slot of this.slots) {
+      cache.hits += slot.cache.hits;
+      cache.misses += slot.cache.misses;
+      cache.bytes += slot.cache.bytes;
+      cache.entries += slot.cache.entries;
+    }
+    return {
+      workers: this.slots.filter((s) => s.worker).length,
+      busy: this.slots.filter((s) => s.task || s.pendingId !== undefined).length,
+      waiting: this.waiting.length,
+      replaced: this.replaced,
+      cache,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.waiting.splice(0)) task.reject(new ServiceUnavailableError('Search is shutting down; please retry.'));
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        const worker = slot.worker;
+        slot.worker = undefined;
+        if (slot.task) this.settle(slot)?.reject(new ServiceUnavailableError('Search is shutting down; please retry.'));
+        await worker?.terminate();
+      }),
+    );
+  }
+
+  private dispatch(slot: Slot, task: Task): void {
+    if (task.onAbort) task.signal?.removeEventListener('abort', task.onAbort);
+    slot.task = task;
+    slot.pendingId = task.job.id;
+    slot.worker ??= this.spawn(slot);
+    task.onAbort = () => this.stop(slot, task);
+    task.signal?.addEventListener('abort', task.onAbort, { once: true });
+    slot.worker.postMessage(task.job);
+  }
+
+  private spawn(slot: Slot): Worker {
+    const worker = new Worker(workerScript(), { workerData: this.setup, stdout: false, stderr: false });
+    // A thread must not keep the process alive on its own: close() ends them at shutdown.
+    worker.unref();
+    slot.ready = false;
+    worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
+      if ('log' in message) this.relay(slot, message.log);
+      else if (slot.worker !== worker) return;
+      else if ('ready' in message) slot.ready = true;
+      else this.finish(slot, message);
+    });
+    worker.on('error', (error) => this.crashed(slot, worker, error));
+    worker.on('exit', (code) => this.crashed(slot, worker, new Error(`search thread exited with code ${code}`)));
+    worker.postMessage({ warm: true });
+    return worker;
+  }
+
+  /** Takes the slot's task off it, so that it is settled exactly once. */
+  private settle(slot: Slot): Task | undefined {
+    const task = slot.task;
+    slot.task = undefined;
+    if (task?.onAbort) task.signal?.removeEventListener('abort', task.onAbort);
+    return task;
+  }
+
+  private finish(slot: Slot, result: JobResult): void {
+    if (slot.pendingId !== result.id) return;
+    slot.pendingId = undefined;
+    if (result.ok) slot.cache = result.cache;
+    const task = slot.task?.job.id === result.id ? this.settle(slot) : undefined;
+    if (!task) {
+      // Its partner was already told it took too long (see stop): nothing to answer.
+    } else if (result.ok) {
+      task.resolve({ ids: result.ids, total: result.total });
+    } else if (result.kind === 'unavailable') {
+      task.reject(new ServiceUnavailableError(result.message, result.reason));
+    } else {
+      task.reject(new Error(`search thread: ${result.reason}`));
+    }
+    this.next(slot);
+  }
+
+  /** The search passed its budget: end its thread (the only way to stop running JS) and replace it. */
+  private stop(slot: Slot, task: Task): void {
+    if (slot.task !== task) return;
+    if (!slot.ready) {
+      // A fresh thread still building its views: ending it would only start that over (and
+      // again for the next search, which would time out the same way). The partner gets the
+      // refusal; the thread finishes, and takes the next search when it is done.
+      this.settle(slot);
+      task.reject(task.signal!.reason);
+      return;
+    }
+    const worker = slot.worker;
+    slot.pendingId = undefined;
+    slot.worker = undefined;
+    slot.cache = NO_CACHE;
+    this.replaced += 1;
+    this.settle(slot);
+    task.reject(task.signal!.reason);
+    void worker?.terminate();
+    this.logger.warn({ search: 'sqlite', thread: slot.index, q: task.job.q.slice(0, 100) }, 'search stopped at its time budget; thread replaced');
+    if (!this.closed) slot.worker = this.spawn(slot);
+    this.next(slot);
+  }
+
+  private crashed(slot: Slot, worker: Worker, error: Error): void {
+    if (slot.worker !== worker || this.closed) return;
+    slot.worker = undefined;
+    slot.pendingId = undefined;
+    slot.cache = NO_CACHE;
+    this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
+    this.settle(slot)?.reject(new Error(`search thread failed: ${error.message}`));
+    this.next(slot);
+  }
+
+  private next(slot: Slot): void {
+    const task = this.waiting.shift();
+    if (task) this.dispatch(slot, task);
+  }
+
+  private relay(slot: Slot, line: string): void {
+    try {
+      const { level, msg, time: _time, pid: _pid, ...rest } = JSON.parse(line) as Record<string, unknown>;
+      const label = this.logger.levels.labels[Number(level)] ?? 'info';
+      (this.logger as unknown as Record<string, (o: object, m?: string) => void>)[label]?.call(this.logger, { ...rest, thread: slot.index }, String(msg ?? ''));
+    } catch {
+      // Not a log line of ours: nothing to relay.
+    }
+  }
+}

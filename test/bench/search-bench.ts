@@ -1,0 +1,178 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { availableParallelism } from 'node:os';
+import { normalizeQuery } from '../../src/search/normalize.js';
+import { load, type LoadResult } from './load.js';
+import { dist, freePort, memoryOf, stop, waitForHttp } from './processes.js';
+
+/*
+ * The search phases (issue 8): open-loop load (fixed arrival rate; latency counted from each
+ * request's scheduled send time, so queueing shows), the API pinned to one core with taskset
+ * where it exists and this process (the load generator) to the other. Queries are never
+ * repeated: 1 to 3 words drawn Zipf from the corpus vocabulary, in both locales, so the
+ * response cache cannot help. Run alone with BENCH_PHASES=search BENCH_DATABASE=<snapshot>.
+ */
+
+export interface SearchFigures {
+  pinned: boolean;
+  workers: number;
+  unique5: LoadResult;
+  unique20: LoadResult;
+  listAlone: LoadResult;
+  listWithSearch: LoadResult;
+  searchBesideList: LoadResult;
+  pathological: { name: string; ms: number; status: number }[];
+  rss: { before: number; afterSections: number; afterQueries: number; budgetMb: number };
+}
+
+const SECONDS = Number(process.env.BENCH_SEARCH_SECONDS ?? 20);
+const KEYS = 4;
+
+/** A small seedable PRNG, so that every run draws the same queries. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Words of each locale by frequency, read from a sample of the corpus's titles and excerpts. */
+function vocabulary(databasePath: string): Record<'en' | 'zh', string[]> {
+  const db = new Database(databasePath, { readonly: true });
+  try {
+    const out = { en: [] as string[], zh: [] as string[] };
+    for (const locale of ['en', 'zh'] as const) {
+      const counts = new Map<string, number>();
+      const rows = db.prepare(`SELECT title || ' ' || excerpt AS text FROM articles WHERE locale = ? ORDER BY id LIMIT 3000`).pluck().all(locale) as string[];
+      for (const text of rows) for (const word of normalizeQuery(text).words) counts.set(word, (counts.get(word) ?? 0) + 1);
+      // normalizeQuery keeps ten words per text; enough for a frequency ranking.
+      out[locale] = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([w]) => w);
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** `count` distinct queries of 1-3 words, Zipf by frequency rank, 4 in 5 English. */
+export function uniqueQueries(vocab: Record<'en' | 'zh', string[]>, count: number, seed: number): { q: string; locale: string }[] {
+  const random = rng(seed);
+  const zipf = (words: string[]) => {
+    // Inverse-CDF draw for P(rank r) ~ 1/r.
+    const h = Math.log(words.length) + 0.5772;
+    const r = Math.min(words.length - 1, Math.floor(Math.exp(random() * h)) - 1);
+    return words[Math.max(0, r)]!;
+  };
+  const seen = new Set<string>();
+  const out: { q: string; locale: string }[] = [];
+  for (let tries = 0; out.length < count && tries < count * 50; tries++) {
+    const locale = random() < 0.8 ? 'en' : 'zh';
+    const n = 1 + Math.floor(random() * 3);
+    const q = Array.from({ length: n }, () => zipf(vocab[locale])).join(' ');
+    const key = `${locale}|${q}`;
+    // q needs 2 characters at least (a lone Chinese character would be a 400).
+    if (seen.has(key) || [...q].length < 2 || normalizeQuery(q).words.length === 0) continue;
+    seen.add(key);
+    out.push({ q, locale });
+  }
+  return out;
+}
+
+const hasTaskset = () => {
+  try {
+    execFileSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function startPinnedApi(env: Record<string, string>, pinned: boolean): ChildProcess {
+  const node = [process.execPath, dist('src/server.js')];
+  const [cmd, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
+  return spawn(cmd!, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+export async function benchSearch(databasePath: string, totalEn: number): Promise<SearchFigures> {
+  const keys = Array.from({ length: KEYS }, (_, i) =>
+    (JSON.parse(
+      execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--partner', `Search bench ${i}`, '--json'], {
+        env: { PATH: process.env.PATH ?? '', DATABASE_PATH: databasePath },
+        encoding: 'utf8',
+      }),
+    ) as { key: string }).key,
+  );
+  const headerSets = keys.map((key) => ({ 'X-API-Key': key }));
+  const pinned = hasTaskset();
+  // The load generator (this process, its threads included) on the other core.
+  if (pinned) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+  const port = await freePort();
+  const workers = Number(process.env.SEARCH_WORKERS ?? 2);
+  const api = startPinnedApi(
+    // Rate limits off: these phases measure search capacity and caches, not the per-key rate.
+    { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0' },
+    pinned,
+  );
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${base}/health`);
+    const vocab = vocabulary(databasePath);
+    const queries = uniqueQueries(vocab, 6 * SECONDS * 30, 7);
+    let used = 0;
+    const searchUrls = (n: number) =>
+      queries.slice(used, (used += n)).map(({ q, locale }) => `${base}/api/v1/search?q=${encodeURIComponent(q)}&locale=${locale}`);
+    // Warm: each search thread builds its view of both locales on its first query.
+    for (let i = 0; i < workers * 2; i++) await fetch(searchUrls(1)[0]!, { headers: headerSets[i % KEYS] });
+
+    const rate = (urls: string[], perSecond: number) =>
+      load({ mode: 'rate', urls, headerSets, rate: perSecond, durationMs: SECONDS * 1000, warmupMs: 0, connections: 64 });
+    const unique5 = await rate(searchUrls(5 * SECONDS + 5), 5);
+    const unique20 = await rate(searchUrls(20 * SECONDS + 5), 20);
+
+    // Uncached list pages: every (page, limit) pair once.
+    const pages = Math.ceil(totalEn / 50);
+    let listUsed = 0;
+    const listUrls = (n: number) =>
+      Array.from({ length: n }, () => {
+        const i = listUsed++;
+        return `${base}/api/v1/articles?page=${((i * 7919) % pages) + 1}&limit=${41 + (i % 10)}`;
+      });
+    const listAlone = await rate(listUrls(100 * SECONDS + 10), 100);
+    const [listWithSearch, searchBesideList] = await Promise.all([rate(listUrls(100 * SECONDS + 10), 100), rate(searchUrls(5 * SECONDS + 5), 5)]);
+
+    const pathological: SearchFigures['pathological'] = [];
+    const oneLetters = Array.from({ length: 100 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(' ');
+    const prefixes = (vocab.en.slice(0, 40).map((w) => w.slice(0, 2)).filter((w, i, all) => all.indexOf(w) === i).slice(0, 10)).join(' ');
+    const cases: [string, string][] = [
+      ['100 one-letter words', oneLetters],
+      ['operator soup', '"laser* AND (NEAR(beam optics, 2) OR -fiber) NOT {title}: ^las* "" ** -- ++ \\" \' ; DROP'],
+      ['10 common two-letter prefixes', prefixes],
+      ['200 characters of Chinese', '激光光纤切割焊接'.repeat(25)],
+    ];
+    for (const [name, q] of cases) {
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        const res = await fetch(`${base}/api/v1/search?q=${encodeURIComponent(q.slice(0, 200))}${name.includes('Chinese') ? '&locale=zh' : ''}&page=${i + 1}`, { headers: headerSets[i % KEYS] });
+        await res.arrayBuffer();
+        pathological.push({ name, ms: performance.now() - t0, status: res.status });
+      }
+    }
+
+    // Memory: 20,000 distinct section values on the list, then 20,000 distinct q values.
+    const before = memoryOf(api.pid!).rssMb;
+    const pad = 's'.repeat(90);
+    const closed = (urls: string[]) => load({ mode: 'closed', urls, headerSets, connections: 4, durationMs: 600_000, warmupMs: 0, stopAfter: urls.length });
+    await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/articles?section=${pad}${i}`));
+    const afterSections = memoryOf(api.pid!).rssMb;
+    // Words no article has: each answer is empty and cheap, but each is a new cache entry.
+    await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
+    const afterQueries = memoryOf(api.pid!).rssMb;
+    return { pinned, workers, unique5, unique20, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSections, afterQueries, budgetMb: 64 } };
+  } finally {
+    await stop(api);
+    if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });
+  }
+}

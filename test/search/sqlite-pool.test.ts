@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdmittedEngine } from '../../src/search/admitted-engine.js';
+import { PooledSqliteEngine } from '../../src/search/pool/pooled-engine.js';
+import { memoryLogger, startApi, addKey, testClock, type TestApi } from '../support/api.js';
+import { rawArticle, rawSection } from '../support/cms-fixtures.js';
+import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+import { openWriter } from '../../src/db/connection.js';
+import { searchContract } from './engine-contract.js';
+
+const setup = (databasePath: string) => ({
+  databasePath,
+  busyTimeoutMs: 2_000,
+  ranked: { cacheBytes: 1024 * 1024, rankAllMax: 5_000 },
+  nice: 0,
+  logLevel: 'warn',
+});
+
+// The same contract as the in-thread engine, through the worker threads and admission control.
+searchContract('sqlite in worker threads', () => ({
+  startApi: (dbPath, clock) =>
+    startApi({
+      databasePath: dbPath,
+      clock,
+      engine: new AdmittedEngine(new PooledSqliteEngine(2, setup(dbPath), memoryLogger().logger), { concurrency: 2, queue: 64, timeoutMs: 30_000, keySharePercent: 100 }),
+    }),
+  index: async () => {},
+  cleanup: async () => {},
+}));
+
+describe('search threads follow the snapshot', () => {
+  const NOW = '2026-11-01T12:00:00Z';
+  const dir = tempDir('sqlite-pool-');
+  const dbPath = dir.path('snapshot.db');
+  let api: TestApi;
+  let key: string;
+  let engine: PooledSqliteEngine;
+
+  beforeAll(async () => {
+    buildSnapshot(dbPath, {
+      sections: [rawSection({ slug: 'fiber', name: 'Fiber', position: 1 })],
+      articles: [rawArticle({ slug: 'kestrel-one', title: 'Kestrel optics one', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
+    });
+    key = addKey(dbPath).key;
+    engine = new PooledSqliteEngine(1, setup(dbPath), memoryLogger().logger);
+    api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine });
+  });
+
+  afterAll(async () => {
+    await api.close();
+    dir.cleanup();
+  });
+
+  const search = async (q: string) => {
+    const res = await api.request.get('/api/v1/search').query({ q }).set('X-API-Key', key);
+    expect(res.status, res.text).toBe(200);
+    return (res.body as { data: { slug: string }[] }).data.map((a) => a.slug);
+  };
+
+  it('sees an article another process commits, and stops returning one it takes down', async () => {
+    expect(await search('kestrel')).toEqual(['kestrel-one']);
+    // Written the way the sync worker writes: another connection, a new content version.
+    buildSnapshot(dbPath, {
+      sections: [rawSection({ slug: 'fiber', name: 'Fiber', position: 1 })],
+      articles: [
+        rawArticle({ slug: 'kestrel-one', title: 'Kestrel optics one', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' }),
+        rawArticle({ slug: 'kestrel-two', title: 'Kestrel optics two', section_slug: 'fiber', published_at: '2026-10-02T00:00:00Z' }),
+      ],
+    });
+    expect(await search('kestrel')).toEqual(['kestrel-two', 'kestrel-one']);
+    const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
+    try {
+      db.$client.prepare(`UPDATE sections SET active = 0 WHERE slug = 'fiber'`).run();
+      db.$client.prepare(`UPDATE snapshot_state SET version = version + 1`).run();
+    } finally {
+      db.$client.close();
+    }
+    expect(await search('kestrel')).toEqual([]);
+    expect(engine.stats().threads).toBe(1);
+  });
+});
