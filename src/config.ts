@@ -160,6 +160,41 @@ function searchConfig(values: MeiliValues, apiKey: string | undefined, timeoutMs
   };
 }
 
+/** The API's HTTP server limits (src/http/server-limits.ts). */
+export interface ServerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+});
+
+const serverLimits = {
+  HTTP_HEADERS_TIMEOUT_MS: optional(int(1_000, 600_000)).default(DEFAULT_SERVER_LIMITS.headersTimeoutMs),
+  HTTP_REQUEST_TIMEOUT_MS: optional(int(1_000, 600_000)).default(DEFAULT_SERVER_LIMITS.requestTimeoutMs),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: optional(int(100, 600_000)).default(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs),
+  HTTP_MAX_CONNECTIONS: optional(int(1, 1_000_000)).default(DEFAULT_SERVER_LIMITS.maxConnections),
+};
+
+function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_TIMEOUT_MS: number; HTTP_KEEP_ALIVE_TIMEOUT_MS: number; HTTP_MAX_CONNECTIONS: number }): ServerLimits {
+  // Node refuses a headers timeout longer than the request timeout; say so in our own words.
+  if (v.HTTP_HEADERS_TIMEOUT_MS > v.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
+  }
+  return Object.freeze({
+    headersTimeoutMs: v.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: v.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: v.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: v.HTTP_MAX_CONNECTIONS,
+  });
+}
+
 const searchRuntime = {
   SEARCH_WORKERS: optional(int(1, 256)),
   SEARCH_CONCURRENCY: optional(int(1, 1_024)),
@@ -236,6 +271,7 @@ const apiSchema = z.object({
   // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.
   RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(0),
   RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),
+  ...serverLimits,
   ...metricsHost,
   METRICS_PORT: optional(int(0, 65_535)),
   SNAPSHOT_MAX_AGE: optional(durationSeconds).default(1_800),
@@ -257,6 +293,7 @@ export interface ApiConfig {
   /** Default per-key rate (0 = no rate limit) and burst; keys may have their own rate. */
   rateLimit: { perMinute: number; burstSeconds: number };
   search: SearchConfig;
+  serverLimits: ServerLimits;
   searchRuntime: SearchRuntimeConfig;
   /** Undefined: no metrics endpoint. */
   metrics: { port: number; host: string } | undefined;
@@ -285,6 +322,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, burstSeconds: v.RATE_LIMIT_BURST_SECONDS },
     search,
     searchRuntime: searchRuntimeConfig(v, search.engine, budget.search),
+    serverLimits: serverLimitsConfig(v),
     metrics: v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,
     processes: v.WEB_CONCURRENCY,

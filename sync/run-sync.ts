@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { writeTransaction, type Db } from '../src/db/connection.js';
 import { setFeedPending } from '../src/db/feed-write.js';
 import { snapshotStates } from '../src/db/content.js';
+import { truncateWal } from '../src/db/wal.js';
 import {
   closeAbandonedRuns,
   finishRun,
@@ -108,6 +109,7 @@ async function runRecorded(deps: SyncDeps, kind: SyncKind, runId: number, starte
 
   const status = error === null ? 'succeeded' : 'failed';
   finishRun(db, runId, { ...counts, status, finishedAt: formatUtcSeconds(clock()), error });
+  log.info({ wal: truncateWal(db) }, 'checkpointed the write-ahead log');
   const durationMs = clock() - started;
   if (error === null) log.info({ ...counts, durationMs, warnings }, `${kind} sync succeeded`);
   else log.error({ ...counts, durationMs, error }, `${kind} sync failed: ${error}`);
