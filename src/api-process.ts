@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import { createApp } from './app.js';
 import type { ApiConfig } from './config.js';
 import { KeysStore } from './db/keys-store.js';
 import { SnapshotStore } from './db/snapshot-store.js';
 import { drainable } from './http/drain.js';
+import { createApiServer } from './http/server-limits.js';
 import { createLogger } from './logger.js';
 import { ApiMetrics } from './observability/api-metrics.js';
 import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from './observability/registry.js';
@@ -36,7 +36,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
     publicBaseUrl: config.publicBaseUrl,
   });
 
-  const server = createServer(app);
+  const server = createApiServer(app, config.serverLimits, logger);
   const drain = drainable(server);
   server.listen(config.port, config.host);
   server.on('error', (error: NodeJS.ErrnoException) => {

@@ -110,7 +110,7 @@ const meiliWorker = {
 };
 
 // Secrets are never echoed back in an error message.
-const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY', 'MEILI_SEARCH_KEY', 'MEILI_ADMIN_KEY']);
+const SECRETS = new Set(['CMS_TOKEN', 'MEILI_API_KEY', 'MEILI_SEARCH_KEY', 'MEILI_ADMIN_KEY', 'WEBHOOK_SECRET']);
 
 function parse<S extends z.ZodObject>(schema: S, env: Env): z.output<S> {
   const input: Record<string, string | undefined> = {};
@@ -158,6 +158,41 @@ function searchConfig(values: MeiliValues, apiKey: string | undefined, timeoutMs
       timeoutMs,
     },
   };
+}
+
+/** The API's HTTP server limits (src/http/server-limits.ts). */
+export interface ServerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+});
+
+const serverLimits = {
+  HTTP_HEADERS_TIMEOUT_MS: optional(int(1_000, 600_000)).default(DEFAULT_SERVER_LIMITS.headersTimeoutMs),
+  HTTP_REQUEST_TIMEOUT_MS: optional(int(1_000, 600_000)).default(DEFAULT_SERVER_LIMITS.requestTimeoutMs),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: optional(int(100, 600_000)).default(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs),
+  HTTP_MAX_CONNECTIONS: optional(int(1, 1_000_000)).default(DEFAULT_SERVER_LIMITS.maxConnections),
+};
+
+function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_TIMEOUT_MS: number; HTTP_KEEP_ALIVE_TIMEOUT_MS: number; HTTP_MAX_CONNECTIONS: number }): ServerLimits {
+  // Node refuses a headers timeout longer than the request timeout; say so in our own words.
+  if (v.HTTP_HEADERS_TIMEOUT_MS > v.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
+  }
+  return Object.freeze({
+    headersTimeoutMs: v.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: v.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: v.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: v.HTTP_MAX_CONNECTIONS,
+  });
 }
 
 const searchRuntime = {
@@ -241,6 +276,7 @@ const apiSchema = z.object({
   // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.
   RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(0),
   RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),
+  ...serverLimits,
   ...metricsHost,
   METRICS_PORT: optional(int(0, 65_535)),
   SNAPSHOT_MAX_AGE: optional(durationSeconds).default(1_800),
@@ -264,6 +300,7 @@ export interface ApiConfig {
   /** Default per-key rate (0 = no rate limit) and burst; keys may have their own rate. */
   rateLimit: { perMinute: number; burstSeconds: number };
   search: SearchConfig;
+  serverLimits: ServerLimits;
   searchRuntime: SearchRuntimeConfig;
   /** Undefined: no metrics endpoint. */
   metrics: { port: number; host: string } | undefined;
@@ -293,6 +330,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, burstSeconds: v.RATE_LIMIT_BURST_SECONDS },
     search,
     searchRuntime: searchRuntimeConfig(v, search.engine, budget.search),
+    serverLimits: serverLimitsConfig(v),
     metrics: v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,
     processes: v.WEB_CONCURRENCY,
@@ -315,6 +353,12 @@ const workerSchema = z.object({
   SYNC_FULL_CRON: optional(cronExpression).default('0 * * * *'),
   SYNC_OVERLAP_SECONDS: optional(int(0, 86_400)).default(300),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(30_000),
+  FEED_RETENTION_DAYS: optional(int(1, 3_650)).default(30),
+  WEBHOOK_PORT: optional(int(0, 65_535)),
+  WEBHOOK_HOST: optional(z.string().min(1)).default('127.0.0.1'),
+  WEBHOOK_SECRET: optional(z.string().min(16, { error: 'must be at least 16 characters' })),
+  WEBHOOK_TOLERANCE_SECONDS: optional(int(1, 86_400)).default(300),
+  WEBHOOK_MAX_BODY_KB: optional(int(1, 10_240)).default(64),
   ...metricsHost,
   WORKER_METRICS_PORT: optional(int(0, 65_535)),
 });
@@ -330,6 +374,17 @@ export interface WorkerConfig {
   search: SearchConfig;
   /** The long-running worker's metrics endpoint; undefined: none. */
   metrics: { port: number; host: string } | undefined;
+  feedRetentionDays: number;
+  /** Undefined unless WEBHOOK_PORT is set. */
+  webhook: WebhookConfig | undefined;
+}
+
+export interface WebhookConfig {
+  port: number;
+  host: string;
+  secret: string;
+  toleranceSeconds: number;
+  maxBodyBytes: number;
 }
 
 export interface CmsConfig {
@@ -363,8 +418,28 @@ export function loadWorkerConfig(env: Env): Readonly<WorkerConfig> {
     schedule: { incremental: v.SYNC_CRON, full: v.SYNC_FULL_CRON },
     overlapSeconds: v.SYNC_OVERLAP_SECONDS,
     search: searchConfig(v, v.MEILI_ADMIN_KEY, v.MEILI_WORKER_TIMEOUT_MS),
+    feedRetentionDays: v.FEED_RETENTION_DAYS,
+    webhook: webhookConfig(v),
     metrics: v.WORKER_METRICS_PORT === undefined ? undefined : { port: v.WORKER_METRICS_PORT, host: v.METRICS_HOST },
   });
+}
+
+function webhookConfig(v: {
+  WEBHOOK_PORT?: number;
+  WEBHOOK_HOST: string;
+  WEBHOOK_SECRET?: string;
+  WEBHOOK_TOLERANCE_SECONDS: number;
+  WEBHOOK_MAX_BODY_KB: number;
+}): WebhookConfig | undefined {
+  if (v.WEBHOOK_PORT === undefined) return undefined;
+  if (!v.WEBHOOK_SECRET) throw new ConfigError('Invalid configuration: WEBHOOK_SECRET is required when WEBHOOK_PORT is set');
+  return {
+    port: v.WEBHOOK_PORT,
+    host: v.WEBHOOK_HOST,
+    secret: v.WEBHOOK_SECRET,
+    toleranceSeconds: v.WEBHOOK_TOLERANCE_SECONDS,
+    maxBodyBytes: v.WEBHOOK_MAX_BODY_KB * 1024,
+  };
 }
 
 const cliSchema = z.object({

@@ -1,7 +1,9 @@
 import { writeTransaction, type Db } from '../src/db/connection.js';
+import { ensureFeed, pruneFeedDeletes, recordFeedChanges, setFeedPending } from '../src/db/feed-write.js';
 import type { SectionRecord } from '../src/db/records.js';
 import {
   articleIdsInSection,
+  articleSlugsInSection,
   markLocaleSynced,
   removeArticle,
   removeArticlesNotIn,
@@ -34,6 +36,15 @@ export interface LocaleOutcome {
   upsertedIds: number[];
   removedIds: number[];
   changed: boolean;
+  /** Change feed rows written (upserts and deletes) and retained deletes pruned. */
+  feed: { upserts: number; deletes: number; pruned: number; ms: number };
+}
+
+export interface ApplyOptions {
+  /** The commit time of the change feed's entries (epoch ms); `nowIso` by default. */
+  nowMs?: number;
+  /** Deletes that took effect longer ago than this are pruned from the feed; never when absent. */
+  feedRetentionMs?: number;
 }
 
 /**
@@ -41,26 +52,39 @@ export interface LocaleOutcome {
  * so readers see either the previous snapshot or the new one, never a mix. Partner keys are
  * not touched. Returns what changed per locale.
  */
-export function applyStaged(db: Db, staging: Staging, inputs: LocaleInput[], nowIso: string): Map<Locale, LocaleOutcome> {
+export function applyStaged(
+  db: Db,
+  staging: Staging,
+  inputs: LocaleInput[],
+  nowIso: string,
+  options: ApplyOptions = {},
+): Map<Locale, LocaleOutcome> {
+  const nowMs = options.nowMs ?? Date.parse(nowIso);
   return writeTransaction(db, () => {
     const outcomes = new Map<Locale, LocaleOutcome>();
-    for (const input of inputs) outcomes.set(input.locale, applyLocale(db, staging, input, nowIso));
+    for (const input of inputs) outcomes.set(input.locale, applyLocale(db, staging, input, nowIso, { ...options, nowMs }));
+    // The pending mark (set before this transaction, see run-sync.ts) goes with the commit.
+    setFeedPending(db, null);
     return outcomes;
   });
 }
 
-function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: string): LocaleOutcome {
+function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: string, options: ApplyOptions & { nowMs: number }): LocaleOutcome {
   const { locale } = input;
   const sectionChanges = replaceSections(db, locale, input.sections, { removeMissing: !input.keepSections });
   const sectionNames = new Map(input.sections.map((s) => [s.slug, s.name]));
   const upserted = new Set<number>();
   const removed = new Set<number>();
+  // Slugs whose exposure may have changed: the feed compares them after the writes.
+  const touched = new Set<string>();
 
   // Articles first, then their search entries: interleaving the two kinds of writes in one
   // large transaction makes them evict each other's pages from SQLite's cache.
   const written = new Map<string, { id: number; existed: boolean }>();
   for (const staged of staging.upserts(locale)) {
-    const { id, existed, displaced } = upsertArticle(db, staged.record, staged.hash);
+    const { id, existed, displaced, previousSlug } = upsertArticle(db, staged.record, staged.hash);
+    touched.add(staged.record.slug);
+    if (previousSlug !== undefined) touched.add(previousSlug);
     for (const other of displaced) {
       unindexArticle(db, other);
       removed.add(other);
@@ -74,16 +98,25 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
     indexArticle(db, id, staged.fts, sectionName, existed);
   }
 
-  const gone =
-    input.mode === 'full'
-      ? input.removeMissing
-        ? removeArticlesNotIn(db, locale, STAGING_TABLE)
-        : []
-      : staging.removals(locale).flatMap((cmsId) => removeArticle(db, locale, cmsId) ?? []);
-  for (const id of gone) {
+  // A record's own status wins: one the CMS listed (even under status=published) with another
+  // status is taken down, on full syncs too. Then, on a provable full listing, what it lacks.
+  const gone = staging.removals(locale).flatMap((cmsId) => removeArticle(db, locale, cmsId) ?? []);
+  if (input.mode === 'full' && input.removeMissing) gone.push(...removeArticlesNotIn(db, locale, STAGING_TABLE));
+  for (const { id, slug } of gone) {
     unindexArticle(db, id);
     removed.add(id);
+    touched.add(slug);
   }
+  for (const slug of sectionChanges.exposureChanged) {
+    for (const articleSlug of articleSlugsInSection(db, locale, slug)) touched.add(articleSlug);
+  }
+  const feedStarted = performance.now();
+  const fresh = ensureFeed(db, locale);
+  const feed = { ...recordFeedChanges(db, locale, fresh ? 'all' : touched, options.nowMs), pruned: 0, ms: 0 };
+  if (options.feedRetentionMs !== undefined) {
+    feed.pruned = pruneFeedDeletes(db, locale, options.nowMs - options.feedRetentionMs);
+  }
+  feed.ms = performance.now() - feedStarted;
 
   // A renamed section changes the searchable text of every article in it: their search
   // entries are rewritten (and reported, so an external index follows), though the articles
@@ -95,7 +128,7 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
     reindexed.push(...ids);
   }
 
-  const changed = sectionChanges.changed || upserted.size > 0 || removed.size > 0;
+  const changed = sectionChanges.changed || upserted.size > 0 || removed.size > 0 || feed.pruned > 0;
   markLocaleSynced(db, locale, nowIso, changed);
   return {
     upserted: upserted.size,
@@ -103,5 +136,6 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
     upsertedIds: [...upserted, ...reindexed],
     removedIds: [...removed].filter((id) => !upserted.has(id)),
     changed,
+    feed,
   };
 }

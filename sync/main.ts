@@ -2,19 +2,20 @@ import { Command, CommanderError } from 'commander';
 import cron from 'node-cron';
 import { loadWorkerConfig, requireCms, type WorkerConfig } from '../src/config.js';
 import { openWriter, type Db } from '../src/db/connection.js';
-import { recentRuns } from '../src/db/sync-runs.js';
+import { getWorkerState, recentRuns, setWorkerState } from '../src/db/sync-runs.js';
 import { UsageError } from '../src/errors.js';
 import { createLogger, type Logger } from '../src/logger.js';
 import { runMain } from '../src/main-guard.js';
 import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from '../src/observability/registry.js';
 import { WorkerMetrics } from '../src/observability/worker-metrics.js';
 import { createSearchIndexer } from '../src/search/create-engine.js';
-import { systemClock } from '../src/time.js';
+import { formatUtcSeconds, systemClock } from '../src/time.js';
 import { createHttpCmsAdapter } from './cms/http-adapter.js';
 import { createCmsHttpClient } from './cms/http-client.js';
 import { runSync, type SyncDeps, type SyncKind } from './run-sync.js';
 import { SyncScheduler } from './scheduler.js';
-import { formatRuns, runsAsJson } from './status.js';
+import { formatLastWebhook, formatRuns, LAST_WEBHOOK, runsAsJson } from './status.js';
+import { createWebhookServer, WEBHOOK_PATH } from './webhook.js';
 
 /*
  * The worker's entry point: parses the command line, builds the dependencies and hands over
@@ -37,6 +38,7 @@ function parseArgs(argv: string[]): Options {
     .option('--reindex', 'rebuild the search indexes from the snapshot, without calling the CMS')
     .option('--status', 'print the last runs and exit')
     .option('--json', 'with --status: print JSON')
+    .argument('[command]', '"status": the same as --status')
     .exitOverride()
     .configureOutput({ outputError: () => {} });
   try {
@@ -46,6 +48,9 @@ function parseArgs(argv: string[]): Options {
     throw new UsageError((error as Error).message.replace(/^error: /, ''));
   }
   const options = cli.opts<Options>();
+  const command = cli.args[0];
+  if (command !== undefined && command !== 'status') throw new UsageError(`unknown command "${command}" (did you mean --status?)`);
+  if (command === 'status') options.status = true;
   if (options.full && !options.once) throw new UsageError('--full only goes with --once');
   return options;
 }
@@ -73,6 +78,7 @@ function deps(config: WorkerConfig, db: Db, logger: Logger, withCms: boolean): S
     clock: systemClock,
     pageSize: cmsConfig?.pageSize ?? 100,
     overlapSeconds: config.overlapSeconds,
+    feedRetentionDays: config.feedRetentionDays,
     indexer: createSearchIndexer(config.search, logger),
     showProgress: process.stdout.isTTY === true,
   };
@@ -105,6 +111,7 @@ async function daemon(config: WorkerConfig, db: Db, logger: Logger): Promise<voi
     'sync worker started; first sync now, then on schedule',
   );
   scheduler.request('auto');
+  const webhook = config.webhook ? await listenForWebhooks(config, db, logger, scheduler) : undefined;
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -116,12 +123,41 @@ async function daemon(config: WorkerConfig, db: Db, logger: Logger): Promise<voi
       stopping = true;
       logger.info({ signal }, 'stopping: the current run, if any, is rolled back');
       for (const task of tasks) void task.stop();
+      webhook?.close();
+      webhook?.closeAllConnections();
       controller.abort();
       void scheduler.stop().then(() => metrics?.close()).then(resolve);
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
+}
+
+/** The CMS webhook (opt-in): each valid call starts an incremental sync, or queues one. */
+async function listenForWebhooks(config: WorkerConfig, db: Db, logger: Logger, scheduler: SyncScheduler) {
+  const { port, host, secret, toleranceSeconds, maxBodyBytes } = config.webhook!;
+  const server = createWebhookServer({
+    secret,
+    toleranceSeconds,
+    maxBodyBytes,
+    clock: systemClock,
+    logger,
+    trigger: () => scheduler.triggered(),
+    received: ({ receivedAt, status, outcome }) => {
+      const at = formatUtcSeconds(receivedAt);
+      setWorkerState(db, LAST_WEBHOOK, JSON.stringify({ received_at: at, status, outcome }), at);
+      logger.info({ status, outcome }, `CMS webhook received: ${outcome}`);
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new UsageError(`cannot listen for webhooks on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'port in use (set WEBHOOK_PORT)' : error.message}`)),
+    );
+    server.listen(port, host, resolve);
+  });
+  const bound = (server.address() as { port: number }).port;
+  logger.info({ webhookPort: bound, host }, `CMS webhook listening on http://${host}:${bound}${WEBHOOK_PATH}`);
+  return server;
 }
 
 /** The daemon's metrics on WORKER_METRICS_PORT, when set. */
@@ -144,7 +180,8 @@ runMain(async () => {
   try {
     if (options.status) {
       const runs = recentRuns(db, 20);
-      const lines = options.json ? [JSON.stringify(runsAsJson(runs))] : formatRuns(runs);
+      const webhook = getWorkerState(db, LAST_WEBHOOK);
+      const lines = options.json ? [JSON.stringify(runsAsJson(runs))] : [...formatRuns(runs), '', formatLastWebhook(webhook)];
       process.stdout.write(`${lines.join('\n')}\n`);
     } else if (options.reindex) {
       await once(config, db, logger, 'reindex');

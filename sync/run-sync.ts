@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
-import type { Db } from '../src/db/connection.js';
+import { writeTransaction, type Db } from '../src/db/connection.js';
+import { setFeedPending } from '../src/db/feed-write.js';
 import { snapshotStates } from '../src/db/content.js';
+import { truncateWal } from '../src/db/wal.js';
 import {
   closeAbandonedRuns,
   finishRun,
@@ -14,10 +16,9 @@ import { LOCALES, type Locale } from '../src/locale.js';
 import type { Logger } from '../src/logger.js';
 import type { SearchIndexer } from '../src/search/indexer.js';
 import { formatUtcSeconds, parseIsoToMs, type Clock } from '../src/time.js';
-import { applyStaged, type LocaleInput } from './apply.js';
+import { applyStaged, type LocaleInput, type LocaleOutcome } from './apply.js';
 import type { CmsAdapter } from './cms/types.js';
-import { changedDuringListing, stageListing } from './listing.js';
-import { progressReporter } from './progress.js';
+import { readLocale } from './read-locale.js';
 import { rebuildEmbeddedIndex } from './reindex.js';
 import { Staging } from './staging.js';
 
@@ -35,6 +36,8 @@ export interface SyncDeps {
   signal?: AbortSignal;
   /** Log progress while paging (a person is watching a terminal). */
   showProgress?: boolean;
+  /** Deletes older than this leave the change feed (FEED_RETENTION_DAYS); 30 by default. */
+  feedRetentionDays?: number;
 }
 
 export interface SyncSummary extends SyncRunCounts {
@@ -46,8 +49,7 @@ export interface SyncSummary extends SyncRunCounts {
   durationMs: number;
 }
 
-// Listings re-read when the CMS changed under us, before giving up on proving deletions.
-const MAX_LISTING_ATTEMPTS = 3;
+const DEFAULT_FEED_RETENTION_DAYS = 30;
 const SEARCH_REBUILD_NEEDED = 'search_rebuild_needed';
 
 /** The kind a run should be when none is forced: full until a CMS sync has succeeded. */
@@ -85,111 +87,95 @@ let runsInProgress = 0;
 
 async function runRecorded(deps: SyncDeps, kind: SyncKind, runId: number, started: number): Promise<SyncSummary> {
   const { db, logger, clock } = deps;
-  const counts: SyncRunCounts = { fetched: 0, upserted: 0, removed: 0, rejected: 0 };
-  const warnings: string[] = [];
+  let counts: SyncRunCounts = { fetched: 0, upserted: 0, removed: 0, rejected: 0 };
+  let warnings: string[] = [];
   const log = logger.child({ runId, kind });
   log.info(`${kind} sync started`);
 
   let error: string | null = null;
-  const progress = { applied: false };
+  let applied = false;
   try {
     if (kind === 'reindex') {
       await reindex(deps, log);
     } else {
-      await syncFromCms(deps, kind, counts, warnings, log, progress);
+      const result = await syncFromCms(deps, kind, log);
+      ({ counts, warnings } = result);
+      applied = true;
+      if (deps.indexer) await updateSearchIndex(deps, deps.indexer, kind, result.outcomes, log);
     }
   } catch (failure) {
-    error = describeFailure(failure, deps.signal, progress.applied);
+    error = describeFailure(failure, deps.signal, applied);
   }
 
   const status = error === null ? 'succeeded' : 'failed';
   finishRun(db, runId, { ...counts, status, finishedAt: formatUtcSeconds(clock()), error });
+  log.info({ wal: truncateWal(db) }, 'checkpointed the write-ahead log');
   const durationMs = clock() - started;
   if (error === null) log.info({ ...counts, durationMs, warnings }, `${kind} sync succeeded`);
   else log.error({ ...counts, durationMs, error }, `${kind} sync failed: ${error}`);
   return { runId, kind, status, error, warnings, durationMs, ...counts };
 }
 
-async function syncFromCms(
-  deps: SyncDeps,
-  kind: 'full' | 'incremental',
-  counts: SyncRunCounts,
-  warnings: string[],
-  log: Logger,
-  progress: { applied: boolean },
-): Promise<void> {
-  const { db, cms, signal } = deps;
+interface CmsSyncResult {
+  counts: SyncRunCounts;
+  warnings: string[];
+  outcomes: Map<Locale, LocaleOutcome>;
+}
+
+/** Reads every locale into staging, then applies all of them (and the feed) in one transaction. */
+async function syncFromCms(deps: SyncDeps, kind: 'full' | 'incremental', log: Logger): Promise<CmsSyncResult> {
+  const { db, cms } = deps;
   if (!cms) throw new Error('no CMS configured (set CMS_BASE_URL)');
   const since = kind === 'incremental' ? incrementalSince(db, deps.overlapSeconds) : undefined;
   const staging = new Staging(db);
   staging.clear();
 
+  const counts: SyncRunCounts = { fetched: 0, upserted: 0, removed: 0, rejected: 0 };
+  const warnings: string[] = [];
   const inputs: LocaleInput[] = [];
   for (const locale of LOCALES) {
-    const { sections, rejected: badSections } = await cms.listSections(locale, signal);
-    for (const r of badSections) {
-      log.warn({ locale, cmsId: r.cmsId, reason: r.reason }, `rejected CMS section ${r.cmsId ?? '(unreadable id)'}: ${r.reason}`);
-    }
-    counts.rejected += badSections.length;
-
-    const readStarted = performance.now();
-    const onPage = progressReporter(log, deps.showProgress ?? false, `${kind} ${locale}`);
-    let rejected = new Set<string>();
-    let provable = true;
-    for (let attempt = 1; ; attempt += 1) {
-      // A read again stands alone: a record an earlier read staged may since have been
-      // unpublished or deleted, and must not be kept (or inserted) on the strength of it.
-      if (attempt > 1) {
-        staging.clearLocale(locale);
-        rejected = new Set();
-        provable = true;
-      }
-      // Changes since a little before the listing began reveal what moved while it was read.
-      const listingStart = formatUtcSeconds(deps.clock() - deps.overlapSeconds * 1000);
-      const listing = await stageListing(
-        cms,
-        staging,
-        { locale, perPage: deps.pageSize, publishedOnly: kind === 'full', updatedSince: since },
-        { signal, logger: log, onPage },
-      );
-      for (const r of listing.rejected) rejected.add(r);
-      if (listing.rejectedWithoutId) provable = false;
-      // A full listing decides what to remove: check that nothing slipped between its pages.
-      const stable =
-        listing.stable &&
-        (kind === 'incremental' ||
-          !(await changedDuringListing(cms, staging, { locale, perPage: deps.pageSize, since: listingStart }, signal)));
-      if (stable) break;
-      if (attempt === MAX_LISTING_ATTEMPTS) {
-        provable = false;
-        warnings.push(`${locale}: the CMS kept changing while it was read; nothing was removed this run`);
-        break;
-      }
-      log.warn({ locale, attempt }, 'the CMS changed while it was read; reading the listing again');
-    }
-    if (kind === 'full' && !provable && !warnings.some((w) => w.startsWith(`${locale}:`))) {
-      warnings.push(`${locale}: a record without a readable id was rejected; nothing was removed this run`);
-    }
-    const staged = staging.count(locale);
-    log.info({ locale, records: staged, ms: Math.round(performance.now() - readStarted) }, `read ${staged} ${locale} records from the CMS`);
-    counts.fetched += staged;
-    counts.rejected += rejected.size;
-    inputs.push({ locale, sections, mode: kind, removeMissing: provable, keepSections: badSections.length > 0 });
+    const read = await readLocale({ ...deps, cms }, staging, { kind, locale, since }, log);
+    counts.fetched += read.fetched;
+    counts.rejected += read.rejected;
+    warnings.push(...read.warnings);
+    inputs.push(read.input);
   }
 
-  signal?.throwIfAborted();
+  deps.signal?.throwIfAborted();
   const applyStarted = performance.now();
-  const outcomes = applyStaged(db, staging, inputs, formatUtcSeconds(deps.clock()));
-  progress.applied = true;
-  log.info({ ms: Math.round(performance.now() - applyStarted) }, 'applied to the snapshot in one transaction');
+  const outcomes = applyWithFeed(deps, staging, inputs);
+  const feedMs = [...outcomes.values()].reduce((sum, o) => sum + o.feed.ms, 0);
+  log.info({ ms: Math.round(performance.now() - applyStarted), feedMs: Math.round(feedMs) }, 'applied to the snapshot in one transaction');
   staging.clear();
   for (const outcome of outcomes.values()) {
     counts.upserted += outcome.upserted;
     counts.removed += outcome.removed;
   }
+  return { counts, warnings, outcomes };
+}
 
-  if (deps.indexer) {
-    await updateSearchIndex(deps, deps.indexer, kind, outcomes, log);
+/**
+ * The apply transaction, preceded by the change feed's pending mark: committed first, it makes
+ * API readers hold scheduled entries back to a time at or before this commit's entries, so a
+ * cursor handed out meanwhile can never sort after them (src/content/feed.ts).
+ */
+function applyWithFeed(deps: SyncDeps, staging: Staging, inputs: LocaleInput[]): Map<Locale, LocaleOutcome> {
+  const { db, clock } = deps;
+  writeTransaction(db, () => setFeedPending(db, clock()));
+  try {
+    const nowMs = clock();
+    return applyStaged(db, staging, inputs, formatUtcSeconds(nowMs), {
+      nowMs,
+      feedRetentionMs: (deps.feedRetentionDays ?? DEFAULT_FEED_RETENTION_DAYS) * 86_400_000,
+    });
+  } catch (error) {
+    // Best effort: an expired mark is ignored by readers anyway.
+    try {
+      writeTransaction(db, () => setFeedPending(db, null));
+    } catch {
+      // The database itself is failing; the apply's error says why.
+    }
+    throw error;
   }
 }
 
@@ -197,7 +183,7 @@ async function updateSearchIndex(
   deps: SyncDeps,
   indexer: SearchIndexer,
   kind: 'full' | 'incremental',
-  outcomes: Map<Locale, { upsertedIds: number[]; removedIds: number[] }>,
+  outcomes: Map<Locale, LocaleOutcome>,
   log: Logger,
 ): Promise<void> {
   const { db, clock } = deps;

@@ -6,12 +6,14 @@ type Requested = SyncKind | 'auto';
 /**
  * Runs syncs one at a time. A tick that arrives while a run is going is skipped and logged,
  * except a full reconcile arriving during an incremental run: that one waits for its turn,
- * otherwise schedules that coincide (every 5 minutes and every hour) would starve it.
+ * otherwise schedules that coincide (every 5 minutes and every hour) would starve it. A CMS
+ * webhook (`triggered`) is never dropped: during a run it queues one incremental run after it.
  */
 export class SyncScheduler {
   private current: Promise<void> | undefined;
   private currentKind: Requested | undefined;
   private fullPending = false;
+  private incrementalPending = false;
   private stopped = false;
 
   constructor(
@@ -31,6 +33,8 @@ export class SyncScheduler {
       return;
     }
     this.currentKind = kind;
+    // Any run starting now reads the CMS after every webhook received so far.
+    this.incrementalPending = false;
     this.current = this.run(kind)
       .then(() => undefined)
       .catch((error: unknown) => {
@@ -42,8 +46,25 @@ export class SyncScheduler {
         if (this.fullPending) {
           this.fullPending = false;
           this.request('full');
+        } else if (this.incrementalPending) {
+          this.request('incremental');
         }
       });
+  }
+
+  /**
+   * A change was announced (a CMS webhook): an incremental sync starts now, or, when a run is
+   * going (which may have read the CMS before the change), right after it. Any number of
+   * calls during one run queue a single follow-up.
+   */
+  triggered(): 'started' | 'queued' {
+    if (this.stopped) return 'queued';
+    if (!this.current) {
+      this.request('incremental');
+      return 'started';
+    }
+    this.incrementalPending = true;
+    return 'queued';
   }
 
   get busy(): boolean {
@@ -54,6 +75,7 @@ export class SyncScheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.fullPending = false;
+    this.incrementalPending = false;
     while (this.current) await this.current;
   }
 }

@@ -28,3 +28,12 @@ export function runsAsJson(runs: SyncRunRow[]): unknown[] {
     error: r.error,
   }));
 }
+
+/** worker_state key of the last CMS webhook received (see sync/webhook.ts). */
+export const LAST_WEBHOOK = 'last_webhook';
+
+export function formatLastWebhook(stored: string | undefined): string {
+  if (stored === undefined) return 'Last webhook: none received (see WEBHOOK_PORT).';
+  const { received_at, status, outcome } = JSON.parse(stored) as { received_at: string; status: number; outcome: string };
+  return `Last webhook: ${received_at}, ${status} ${outcome}`;
+}

@@ -7,6 +7,8 @@ import {
 import type { StoreSession } from '../db/snapshot-store.js';
 import type { Locale } from '../locale.js';
 import { formatUtcSeconds } from '../time.js';
+import { ArticleRemovedError, NotFoundError } from '../errors.js';
+import { wasRemoved } from './feed.js';
 import type { LocaleView } from './locale-view.js';
 
 export interface ArticlePage {
@@ -34,11 +36,24 @@ export function hydrate(session: StoreSession, ids: readonly number[], now: numb
 export function listArticles(
   session: StoreSession,
   view: LocaleView,
-  query: { section: string | undefined; page: number; limit: number; now: number },
+  query: { section: string | undefined; page: number; limit: number; now: number; updatedSinceMs?: number | undefined },
 ): ArticlePage {
   const ordering = query.section === undefined ? view.all : view.section(query.section);
-  const { ids, total } = ordering.page(query.now, query.page, query.limit);
+  const { ids, total } =
+    query.updatedSinceMs === undefined
+      ? ordering.page(query.now, query.page, query.limit)
+      : view.pageUpdatedSince(ordering, query.now, query.updatedSinceMs, query.page, query.limit);
   return { articles: hydrate(session, ids, query.now), total };
+}
+
+/** The article, or the error for its absence: taken down (its delete retained) or unknown. */
+export function getArticleOrFail(session: StoreSession, locale: Locale, slug: string, now: number): ArticleWithSection {
+  const row = getArticle(session, locale, slug, now);
+  if (row) return row;
+  if (wasRemoved(session, locale, slug, now)) {
+    throw new ArticleRemovedError(`The article "${slug}" was taken down in locale ${locale}; remove it from your copy.`);
+  }
+  throw new NotFoundError(`No published article has the slug "${slug}" in locale ${locale}.`);
 }
 
 export function getArticle(

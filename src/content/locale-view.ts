@@ -31,6 +31,8 @@ export class LocaleView {
     private readonly positions: Int32Array,
     /** For each position in `all`, the index of its section in `sections`. */
     private readonly sectionAt: Uint16Array,
+    /** For each position in `all`, the article's updated_at (epoch ms), for `updated_since`. */
+    private readonly updatedAt: Float64Array,
   ) {
     this.sectionSlugs = sections.map((s) => s.slug);
   }
@@ -41,8 +43,10 @@ export class LocaleView {
     const ids: number[] = [];
     const times: number[] = [];
     const sectionOf: number[] = [];
+    const updated: number[] = [];
     // Rows are streamed, not materialized: on a large snapshot this build is the API's peak.
-    for (const [id, publishedAt, sectionSlug] of exposureOrdering(db, state.locale)) {
+    for (const [id, publishedAt, sectionSlug, updatedAt] of exposureOrdering(db, state.locale)) {
+      updated.push(Date.parse(updatedAt));
       ids.push(id);
       // Stored timestamps are already normalized (`...Z`), which Date.parse reads exactly.
       const time = Date.parse(publishedAt);
@@ -68,12 +72,30 @@ export class LocaleView {
       bySection,
       positions,
       Uint16Array.from(sectionOf),
+      Float64Array.from(updated),
     );
   }
 
   /** The ordering of one section; unknown and inactive sections are empty, not errors. */
   section(slug: string): Ordering {
     return this.bySection.get(slug) ?? EMPTY;
+  }
+
+  /**
+   * One page of `ordering` (1-based) among the articles exposed at `now` whose updated_at is at
+   * or after `sinceMs`, and their total: one pass over the exposed articles, no query.
+   */
+  pageUpdatedSince(ordering: Ordering, now: number, sinceMs: number, page: number, limit: number): { ids: number[]; total: number } {
+    const from = (page - 1) * limit;
+    const ids: number[] = [];
+    let total = 0;
+    for (let i = ordering.start(now); i < ordering.ids.length; i++) {
+      const id = ordering.ids[i]!;
+      if ((this.updatedAt[(this.positions[id] ?? 0) - 1] ?? -Infinity) < sinceMs) continue;
+      if (total >= from && ids.length < limit) ids.push(id);
+      total += 1;
+    }
+    return { ids, total };
   }
 
   /**

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { appliedSchemaVersion, expectedSchemaVersion, migrate } from './migrate.js';
 import * as schema from './schema.js';
+import { WAL_SIZE_LIMIT_BYTES } from './wal.js';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
@@ -23,6 +24,8 @@ export function openWriter(path: string, options: OpenOptions): Db {
     sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
     useWal(sqlite, options.busyTimeoutMs);
     sqlite.pragma('synchronous = NORMAL');
+    // Without it the WAL keeps the size of the largest sync ever written (see db/wal.ts).
+    sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     migrate(sqlite);
   } catch (error) {
     sqlite.close();

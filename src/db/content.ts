@@ -47,7 +47,7 @@ const EXPOSED_WHERE = `a.status = 'published' AND a.published_at IS NOT NULL`;
 interface Statements {
   states: Database.Statement<[], SnapshotStateRow>;
   sections: Database.Statement<[string], SectionListRow>;
-  ordering: Database.Statement<[string], [number, string, string]>;
+  ordering: Database.Statement<[string], [number, string, string, string]>;
   byIds: Database.Statement<[string, string], ArticleWithSection>;
   bySlug: Database.Statement<[string, string, string], ArticleWithSection>;
 }
@@ -61,8 +61,8 @@ const prepared = statementsFor(
       `SELECT slug, name, description FROM sections WHERE locale = ? AND active = 1 ORDER BY position, slug`,
     ),
     ordering: sqlite
-      .prepare<[string], [number, string, string]>(
-        `SELECT a.id, a.published_at, a.section_slug FROM articles a ${EXPOSED_JOIN}
+      .prepare<[string], [number, string, string, string]>(
+        `SELECT a.id, a.published_at, a.section_slug, a.updated_at FROM articles a ${EXPOSED_JOIN}
          WHERE a.locale = ? AND ${EXPOSED_WHERE}
          ORDER BY a.published_at DESC, a.slug ASC`,
       )
@@ -89,10 +89,10 @@ export function activeSections(db: Db, locale: Locale): SectionListRow[] {
 
 /**
  * Every article that is or will become exposed (published, in an active section), newest
- * first with ties by slug, as `[id, published_at, section_slug]`. Articles scheduled in the
+ * first with ties by slug, as `[id, published_at, section_slug, updated_at]`. Articles scheduled in the
  * future are included: readers cut the list at "now", so they appear by themselves.
  */
-export function exposureOrdering(db: Db, locale: Locale): IterableIterator<[number, string, string]> {
+export function exposureOrdering(db: Db, locale: Locale): IterableIterator<[number, string, string, string]> {
   return prepared(db).ordering.iterate(locale);
 }
 

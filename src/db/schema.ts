@@ -111,8 +111,52 @@ export const workerState = sqliteTable('worker_state', {
   updatedAt: text('updated_at').notNull(),
 });
 
+/**
+ * The change feed: what partners could see change, per locale and slug. A row takes effect at
+ * `effective_ms` (the sync's commit time, or a scheduled article's publication time) and is
+ * ordered by (effective_ms, seq): a cursor is such a pair. Superseded rows are deleted by the
+ * worker, so a slug has at most one row in effect and at most one scheduled for later.
+ */
+export const feedEntries = sqliteTable(
+  'feed_entries',
+  {
+    // Never reused (AUTOINCREMENT): a cursor's seq stays meaningful after rows are deleted.
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    locale: text('locale').notNull(),
+    slug: text('slug').notNull(),
+    effectiveMs: integer('effective_ms').notNull(),
+    kind: text('kind', { enum: ['upsert', 'delete'] }).notNull(),
+    // What the partner saw (content hash and section name) on upserts; null on deletes.
+    fingerprint: text('fingerprint'),
+  },
+  (t) => [
+    // Serves the cursor reads: a poll with nothing new is one probe of this index.
+    index('feed_entries_locale_position').on(t.locale, t.effectiveMs, t.seq),
+    index('feed_entries_locale_slug').on(t.locale, t.slug, t.effectiveMs),
+    index('feed_entries_locale_seq').on(t.locale, t.seq),
+    // Pruning and the oldest retained delete, without scanning the whole catalogue's upserts.
+    index('feed_entries_kind_effective').on(t.kind, t.effectiveMs),
+  ],
+);
+
+/**
+ * One row per locale whose feed has been built. `epoch` names this feed (a rebuilt snapshot
+ * gets a new one, so older cursors are refused); `pending_ms` is set while a sync is about to
+ * commit (readers hold scheduled entries back to it, see src/content/feed.ts); `pruned_*` is
+ * the newest position whose delete was pruned (older cursors are refused).
+ */
+export const feedState = sqliteTable('feed_state', {
+  locale: text('locale').primaryKey(),
+  epoch: text('epoch').notNull(),
+  pendingMs: integer('pending_ms'),
+  prunedMs: integer('pruned_ms').notNull().default(0),
+  prunedSeq: integer('pruned_seq').notNull().default(0),
+});
+
 export type SectionRow = typeof sections.$inferSelect;
 export type ArticleRow = typeof articles.$inferSelect;
 export type LegacyApiKeyRow = typeof legacyApiKeys.$inferSelect;
 export type SnapshotStateRow = typeof snapshotState.$inferSelect;
 export type SyncRunRow = typeof syncRuns.$inferSelect;
+export type FeedEntryRow = typeof feedEntries.$inferSelect;
+export type FeedStateRow = typeof feedState.$inferSelect;

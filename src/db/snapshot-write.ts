@@ -12,11 +12,11 @@ interface Statements {
   sectionsOf: Database.Statement<[string], { slug: string; cms_id: string; name: string; description: string | null; active: number; position: number; updated_at: string }>;
   upsertSection: Database.Statement<unknown[]>;
   deleteSection: Database.Statement<[string, string]>;
-  hashOf: Database.Statement<[string, string], { id: number; content_hash: string }>;
+  hashOf: Database.Statement<[string, string], { id: number; slug: string; content_hash: string }>;
   slugHolder: Database.Statement<[string, string, string], { id: number }>;
   deleteById: Database.Statement<[number]>;
   upsertArticle: Database.Statement<unknown[], { id: number }>;
-  deleteByCmsId: Database.Statement<[string, string], { id: number }>;
+  deleteByCmsId: Database.Statement<[string, string], { id: number; slug: string }>;
   idsInSection: Database.Statement<[string, string], { id: number }>;
   state: Database.Statement<[string], { version: number }>;
   upsertState: Database.Statement<[string, string, string, number]>;
@@ -33,7 +33,7 @@ const prepared = statementsFor(
          updated_at = excluded.updated_at`,
     ),
     deleteSection: sqlite.prepare(`DELETE FROM sections WHERE locale = ? AND slug = ?`),
-    hashOf: sqlite.prepare(`SELECT id, content_hash FROM articles WHERE locale = ? AND cms_id = ?`),
+    hashOf: sqlite.prepare(`SELECT id, slug, content_hash FROM articles WHERE locale = ? AND cms_id = ?`),
     slugHolder: sqlite.prepare(`SELECT id FROM articles WHERE locale = ? AND slug = ? AND cms_id != ?`),
     deleteById: sqlite.prepare(`DELETE FROM articles WHERE id = ?`),
     upsertArticle: sqlite.prepare(
@@ -50,7 +50,7 @@ const prepared = statementsFor(
          content_hash = excluded.content_hash
        RETURNING id`,
     ),
-    deleteByCmsId: sqlite.prepare(`DELETE FROM articles WHERE locale = ? AND cms_id = ? RETURNING id`),
+    deleteByCmsId: sqlite.prepare(`DELETE FROM articles WHERE locale = ? AND cms_id = ? RETURNING id, slug`),
     idsInSection: sqlite.prepare(`SELECT id FROM articles WHERE locale = ? AND section_slug = ?`),
     state: sqlite.prepare(`SELECT version FROM snapshot_state WHERE locale = ?`),
     upsertState: sqlite.prepare(
@@ -66,6 +66,8 @@ export interface SectionChanges {
   changed: boolean;
   /** Sections whose name changed: their articles' search entries must be rewritten. */
   renamed: string[];
+  /** Sections added, removed, (de)activated or renamed: what partners see of their articles changed. */
+  exposureChanged: string[];
 }
 
 /**
@@ -80,7 +82,7 @@ export function replaceSections(
 ): SectionChanges {
   const s = prepared(db);
   const before = new Map(s.sectionsOf.all(locale).map((row) => [row.slug, row]));
-  const result: SectionChanges = { changed: false, renamed: [] };
+  const result: SectionChanges = { changed: false, renamed: [], exposureChanged: [] };
   for (const section of sections) {
     const old = before.get(section.slug);
     before.delete(section.slug);
@@ -94,6 +96,7 @@ export function replaceSections(
       old.updated_at === section.updatedAt;
     if (same) continue;
     if (old && old.name !== section.name) result.renamed.push(section.slug);
+    if (!old || old.name !== section.name || old.active !== (section.active ? 1 : 0)) result.exposureChanged.push(section.slug);
     s.upsertSection.run(locale, section.slug, section.cmsId, section.name, section.description, section.active ? 1 : 0, section.position, section.updatedAt);
     result.changed = true;
   }
@@ -101,6 +104,7 @@ export function replaceSections(
     for (const slug of before.keys()) {
       s.deleteSection.run(locale, slug);
       result.changed = true;
+      result.exposureChanged.push(slug);
     }
   }
   return result;
@@ -117,6 +121,8 @@ export interface UpsertOutcome {
   existed: boolean;
   /** Rows removed because another CMS record now holds their slug. */
   displaced: number[];
+  /** The slug the record had before, when it was stored under another one (a rename). */
+  previousSlug: string | undefined;
 }
 
 /** Inserts or updates one article by its CMS id; returns its row id. */
@@ -126,7 +132,8 @@ export function upsertArticle(db: Db, article: ArticleRecord, contentHash: strin
   // record to another between syncs: the newer record takes it.
   const displaced = s.slugHolder.all(article.locale, article.slug, article.cmsId).map((r) => r.id);
   for (const id of displaced) s.deleteById.run(id);
-  const existed = s.hashOf.get(article.locale, article.cmsId) !== undefined;
+  const before = s.hashOf.get(article.locale, article.cmsId);
+  const existed = before !== undefined;
   const image = article.image;
   const row = s.upsertArticle.get(
     article.locale, article.cmsId, article.slug, article.status, article.title, article.excerpt,
@@ -134,22 +141,34 @@ export function upsertArticle(db: Db, article: ArticleRecord, contentHash: strin
     image?.url ?? null, image?.alt ?? null, image?.credit ?? null, image?.creditUrl ?? null, image?.sourceUrl ?? null,
     article.publishedAt, article.updatedAt, article.url, contentHash,
   ) as { id: number };
-  return { id: row.id, existed, displaced };
+  const previousSlug = before && before.slug !== article.slug ? before.slug : undefined;
+  return { id: row.id, existed, displaced, previousSlug };
 }
 
-/** Removes one article by CMS id; returns the removed row id, if there was one. */
-export function removeArticle(db: Db, locale: Locale, cmsId: string): number | undefined {
-  return prepared(db).deleteByCmsId.get(locale, cmsId)?.id;
+export interface RemovedArticle {
+  id: number;
+  slug: string;
+}
+
+/** Removes one article by CMS id; returns the removed row, if there was one. */
+export function removeArticle(db: Db, locale: Locale, cmsId: string): RemovedArticle | undefined {
+  return prepared(db).deleteByCmsId.get(locale, cmsId);
 }
 
 /** Removes every article of a locale whose CMS id is not in the temp table `keepTable`. */
-export function removeArticlesNotIn(db: Db, locale: Locale, keepTable: string): number[] {
+export function removeArticlesNotIn(db: Db, locale: Locale, keepTable: string): RemovedArticle[] {
   return db.$client
-    .prepare<[string, string], { id: number }>(
-      `DELETE FROM articles WHERE locale = ? AND cms_id NOT IN (SELECT cms_id FROM ${keepTable} WHERE locale = ?) RETURNING id`,
+    .prepare<[string, string], RemovedArticle>(
+      `DELETE FROM articles WHERE locale = ? AND cms_id NOT IN (SELECT cms_id FROM ${keepTable} WHERE locale = ?) RETURNING id, slug`,
     )
-    .all(locale, locale)
-    .map((r) => r.id);
+    .all(locale, locale);
+}
+
+export function articleSlugsInSection(db: Db, locale: Locale, sectionSlug: string): string[] {
+  return db.$client
+    .prepare<[string, string], { slug: string }>(`SELECT slug FROM articles WHERE locale = ? AND section_slug = ?`)
+    .all(locale, sectionSlug)
+    .map((r) => r.slug);
 }
 
 export function articleIdsInSection(db: Db, locale: Locale, sectionSlug: string): number[] {

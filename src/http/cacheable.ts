@@ -3,7 +3,7 @@ import type { Catalog } from '../content/catalog.js';
 import type { LocaleView } from '../content/locale-view.js';
 import type { StoreSession } from '../db/snapshot-store.js';
 import { parseQuery } from './parse-query.js';
-import { categoriesQuery, detailQuery, listQuery, type ListQuery } from './query-schemas.js';
+import { categoriesQuery, changesQuery, detailQuery, listQuery, type ChangesQuery, type ListQuery } from './query-schemas.js';
 
 /*
  * How each cacheable endpoint names its response: the parsed query, the locale's view, and
@@ -24,7 +24,7 @@ export function resolveList(req: Req, session: StoreSession, catalog: Catalog, n
   const q = parseQuery(req, listQuery);
   const view = catalog.view(session, q.locale);
   const section = JSON.stringify(q.section ?? null);
-  return { q, view, key: `list|${q.locale}|${q.page}|${q.limit}|${view.contentTag(now)}|${section}` };
+  return { q, view, key: `list|${q.locale}|${q.page}|${q.limit}|${q.updated_since ?? ''}|${view.contentTag(now)}|${section}` };
 }
 
 export function resolveDetail(req: Req, slug: string, session: StoreSession, catalog: Catalog, now: number) {
@@ -37,4 +37,14 @@ export function resolveCategories(req: Req, session: StoreSession, catalog: Cata
   const q = parseQuery(req, categoriesQuery);
   const view = catalog.view(session, q.locale);
   return { q, view, key: `categories|${q.locale}|${view.contentTag(now)}` };
+}
+
+/**
+ * The change feed moves with the locale's content version (each sync that changed something,
+ * a prune) and with each scheduled publication: exactly what the content tag follows.
+ */
+export function resolveChanges(req: Req, session: StoreSession, catalog: Catalog, now: number): Resolved<ChangesQuery> {
+  const q = parseQuery(req, changesQuery);
+  const view = catalog.view(session, q.locale);
+  return { q, view, key: `changes|${q.locale}|${q.limit}|${view.contentTag(now)}|${JSON.stringify(q.since ?? null)}` };
 }

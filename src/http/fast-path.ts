@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../content/catalog.js';
 import type { Clock } from '../time.js';
 import { checkKey, type KeyCheckDeps } from './api-key.js';
-import { resolveCategories, resolveDetail, resolveList } from './cacheable.js';
+import { resolveCategories, resolveChanges, resolveDetail, resolveList } from './cacheable.js';
 import { contextOf } from './context.js';
 import { sendRepresentation, type ResponseCache } from './representation.js';
 
@@ -35,6 +35,7 @@ export function createFastPath(deps: FastPathDeps) {
     let route: string;
     if (path === 'articles') route = '/api/v1/articles';
     else if (path === 'categories') route = '/api/v1/categories';
+    else if (path === 'changes') route = '/api/v1/changes';
     else if (path.length > 9 && path.startsWith('articles/') && path.indexOf('/', 9) === -1) route = '/api/v1/articles/:slug';
     else return false;
     try {
@@ -45,7 +46,9 @@ export function createFastPath(deps: FastPathDeps) {
           ? resolveList(req, session, catalog, now)
           : route === '/api/v1/categories'
             ? resolveCategories(req, session, catalog, now)
-            : resolveDetail(req, decodeURIComponent(path.slice(9)), session, catalog, now);
+            : route === '/api/v1/changes'
+              ? resolveChanges(req, session, catalog, now)
+              : resolveDetail(req, decodeURIComponent(path.slice(9)), session, catalog, now);
       const rep = cache.get(resolved.key);
       if (!rep) return false;
       contextOf(res).route = route;

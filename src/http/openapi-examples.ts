@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type {
   Article,
   articleListSchema,
+  changeListSchema,
   articleResponseSchema,
   Health,
   searchResultsSchema,
@@ -91,6 +92,15 @@ export const healthExample: Health = {
     last_failure: null,
   },
   search: { engine: 'sqlite', status: 'ok' },
+  feed: { entries: 1432, oldest_delete_at: '2026-09-22T08:00:00Z' },
+};
+
+export const changeListExample: z.output<typeof changeListSchema> = {
+  data: [
+    { type: 'upsert', slug: article.slug, changed_at: '2026-10-21T09:30:05Z', article },
+    { type: 'delete', slug: 'old-story', changed_at: '2026-10-21T09:31:00Z' },
+  ],
+  meta: { locale: 'en', limit: 100, since: null, next: 'c_AAAAAQAAAZKxyz', has_more: false },
 };
 
 export const healthUnavailableExample: Health = {

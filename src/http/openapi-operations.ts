@@ -3,16 +3,18 @@ import type { ErrorCode } from './openapi-errors.js';
 import {
   articleListExample,
   articleResponseExample,
+  changeListExample,
   healthExample,
   healthUnavailableExample,
   openApiExample,
   searchResultsExample,
   sectionListExample,
 } from './openapi-examples.js';
-import { categoriesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
+import { categoriesQuery, changesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
 import {
   articleListSchema,
   articleResponseSchema,
+  changeListSchema,
   healthSchema,
   searchResultsSchema,
   sectionListSchema,
@@ -111,6 +113,22 @@ export const OPERATIONS: OperationSpec[] = [
     cached: true,
     paged: true,
     errors: ['invalid_parameter', 'search_busy'],
+  },
+  {
+    path: '/api/v1/changes',
+    operationId: 'listChanges',
+    tag: 'Changes',
+    summary: 'Read the change feed: every change in what partners see, including takedowns',
+    description:
+      'Compacted and cursor-paged: each slug appears at most once, at its latest change, in feed order. Without ' +
+      '`since` it is the whole exposed catalogue (as upserts) plus the retained deletes; with `since` (a previous ' +
+      "answer's `meta.next`) it is every slug whose exposure changed after that cursor. Apply upserts (fetch the " +
+      'detail again for the body) and deletes, store `next`, poll. On `invalid_cursor`, start again without `since`.',
+    query: changesQuery,
+    ok: { schema: changeListSchema, description: 'A page of changes.', example: changeListExample },
+    keyed: true,
+    cached: true,
+    errors: ['invalid_parameter', 'invalid_cursor'],
   },
   {
     path: '/health',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LOCALES } from '../locale.js';
+import { parseIsoToMs } from '../time.js';
 
 /*
  * The query parameters of each endpoint, as zod schemas: the routes parse requests with them
@@ -60,9 +61,33 @@ const q = z
     examples: ['fiber laser'],
   });
 
-export const listQuery = z.object({ locale, page, limit, section });
+const UPDATED_SINCE_RULE =
+  'updated_since must be an ISO 8601 date-time with an offset, e.g. 2026-10-20T08:00:00Z or 2026-10-20T16:00:00%2B08:00 (a + in a query string must be sent as %2B).';
+const updatedSince = z
+  .string()
+  // An unencoded "+08:00" arrives as " 08:00" (a + in a query string means a space).
+  .transform((v) => parseIsoToMs(v.replace(/(\d) (\d{2}:?\d{2})$/, '$1+$2')))
+  .pipe(z.number({ error: UPDATED_SINCE_RULE }))
+  .optional()
+  .meta({
+    description:
+      'Only articles whose `updated_at` is at or after this instant: ISO 8601 with any offset (`Z`, `+08:00`), whole seconds count.',
+  });
+
+const since = z.string().optional().meta({
+  description:
+    'A cursor: the `meta.next` of an earlier answer. Omitted: from the beginning (the whole exposed catalogue plus the retained deletes).',
+});
+
+const changesLimit = digits('limit', 1, 100, 'a whole number from 1 to 100')
+  .default(100)
+  .meta({ description: 'Changes per page, 1 to 100.' });
+
+export const listQuery = z.object({ locale, page, limit, section, updated_since: updatedSince });
+export const changesQuery = z.object({ locale, since, limit: changesLimit });
 export const detailQuery = z.object({ locale });
 export const categoriesQuery = z.object({ locale });
 export const searchQuery = z.object({ locale, q, page, limit, section });
 
 export type ListQuery = z.output<typeof listQuery>;
+export type ChangesQuery = z.output<typeof changesQuery>;

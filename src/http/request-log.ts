@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import type { ClientAddress } from './client-address.js';
 import { beginContext, type RequestContext } from './context.js';
+import { redactKeys } from './redact-url.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -70,12 +71,4 @@ function logLine(
   };
   if (status >= 500) logger.error(line, `request failed with status ${status}`);
   else logger.info(line, res.writableFinished ? 'request completed' : 'request aborted');
-}
-
-// A partner who puts the key in the query string (or the path) by mistake is refused, and the
-// key must not reach the log through the URL either.
-const KEY_IN_URL = /lsk(?:_|%5f)[0-9a-z]*/gi;
-
-function redactKeys(url: string): string {
-  return url.replace(KEY_IN_URL, 'lsk_[redacted]');
 }

@@ -72,6 +72,38 @@ export const sectionListSchema = z
   .object({ data: z.array(sectionSchema), meta: z.object({ total: z.number().int(), locale: z.enum(LOCALES) }) })
   .meta({ id: 'SectionList' });
 
+const changeBase = {
+  slug: z.string(),
+  changed_at: timestamp.meta({ description: 'When the change took effect (UTC, whole seconds).' }),
+};
+
+export const changeSchema = z
+  .discriminatedUnion('type', [
+    z.object({
+      type: z.literal('upsert').meta({ description: 'The article is exposed: add or replace it (fetch the detail again for its body).' }),
+      ...changeBase,
+      article: articleSchema,
+    }),
+    z.object({
+      type: z.literal('delete').meta({ description: 'The article is no longer exposed: remove it from your copy.' }),
+      ...changeBase,
+    }),
+  ])
+  .meta({ id: 'Change' });
+
+export const changeListSchema = z
+  .object({
+    data: z.array(changeSchema),
+    meta: z.object({
+      locale: z.enum(LOCALES),
+      limit: z.number().int(),
+      since: z.string().nullable().meta({ description: 'The cursor this page continues from; null from the beginning.' }),
+      next: z.string().meta({ description: 'Opaque cursor: pass it as `since` to continue exactly after this page.' }),
+      has_more: z.boolean().meta({ description: 'Whether another page is ready now.' }),
+    }),
+  })
+  .meta({ id: 'ChangeList' });
+
 export const errorSchema = z
   .object({
     error: z.object({
@@ -114,6 +146,12 @@ export const healthSchema = z
       last_failure: syncRunSchema.nullable().meta({ description: 'The last failed run, if any (among the last 10,000).' }),
     }).optional(),
     search: z.object({ engine: z.string(), status: z.enum(['ok', 'unavailable']), detail: z.string().optional() }),
+    feed: z
+      .object({
+        entries: z.number().int().meta({ description: 'Rows in the change feed, both locales.' }),
+        oldest_delete_at: timestamp.nullable().meta({ description: 'When the oldest retained delete took effect.' }),
+      })
+      .optional(),
     error: errorSchema.shape.error.optional(),
   })
   .meta({ id: 'Health' });
@@ -122,3 +160,4 @@ export type Article = z.infer<typeof articleSchema>;
 export type ArticleDetail = z.infer<typeof articleDetailSchema>;
 export type Section = z.infer<typeof sectionSchema>;
 export type Health = z.infer<typeof healthSchema>;
+export type Change = z.infer<typeof changeSchema>;

@@ -1,7 +1,9 @@
 import type { ArticlePage, SectionSummary } from '../content/articles.js';
+import type { FeedChange } from '../content/feed.js';
 import type { ArticleWithSection } from '../db/content.js';
 import type { Locale } from '../locale.js';
-import type { Article, ArticleDetail, Section } from './response-schemas.js';
+import { formatUtcSeconds } from '../time.js';
+import type { Article, ArticleDetail, Change, Section } from './response-schemas.js';
 
 /*
  * The public contract: each function picks the partner-facing fields one by one, so no
@@ -48,4 +50,11 @@ export function pageMeta(result: ArticlePage, page: number, limit: number, local
     pages: Math.ceil(result.total / limit),
     locale,
   };
+}
+
+export function toChange(change: FeedChange): Change {
+  const changed_at = formatUtcSeconds(change.changedAtMs);
+  return change.type === 'upsert' && change.article
+    ? { type: 'upsert', slug: change.slug, changed_at, article: toArticle(change.article) }
+    : { type: 'delete', slug: change.slug, changed_at };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Locale } from '../../src/locale.js';
+import { checkPublicUrl } from '../../src/safe-url.js';
 import { normalizeIso } from '../../src/time.js';
 import type { ArticleRecord, RejectedRecord, SectionRecord } from './types.js';
 
@@ -39,17 +40,36 @@ const timestamp = z
     }
     return normalized;
   });
+// The article's own address: partners link back to it, so an article without a safe one is
+// rejected (skipped, with the reason in the run's log) rather than served without a link.
+// What is stored is the URL as a browser resolves it (src/safe-url.ts).
 const httpUrl = z
   .string()
   .max(FIELD_LIMITS.url)
-  .refine((value) => /^https?:\/\/[^\s]+$/i.test(value) && URL.canParse(value), 'not an absolute http(s) URL');
+  .transform((value, ctx) => {
+    const verdict = checkPublicUrl(value);
+    if (verdict.ok) return verdict.href;
+    ctx.addIssue({ code: 'custom', message: verdict.reason });
+    return z.NEVER;
+  });
+
+// Image addresses are optional decoration: an unsafe one is dropped, not the article. An
+// image whose own `url` is unsafe (or empty) becomes no image at all; an unsafe `credit_url`
+// or `source_url` becomes "" (the contract keeps all five fields strings: "" means no link).
+const optionalUrl = z
+  .string()
+  .max(FIELD_LIMITS.url)
+  .transform((value) => {
+    const verdict = checkPublicUrl(value);
+    return verdict.ok ? verdict.href : '';
+  });
 
 const rawImage = z.object({
-  url: z.string().max(FIELD_LIMITS.url),
+  url: optionalUrl,
   alt: z.string().max(FIELD_LIMITS.alt),
   credit: z.string().max(FIELD_LIMITS.credit),
-  credit_url: z.string().max(FIELD_LIMITS.url),
-  source_url: z.string().max(FIELD_LIMITS.url),
+  credit_url: optionalUrl,
+  source_url: optionalUrl,
 });
 
 const rawSection = z.object({
@@ -112,13 +132,13 @@ export function parseArticle(raw: unknown, locale: Locale): ParseResult<ArticleR
     body: r.body_markdown,
     sectionSlug: r.section_slug,
     author: r.author ?? '',
-    image: r.image && {
+    image: r.image && r.image.url !== '' ? {
       url: r.image.url,
       alt: r.image.alt,
       credit: r.image.credit,
       creditUrl: r.image.credit_url,
       sourceUrl: r.image.source_url,
-    },
+    } : null,
     publishedAt: r.published_at,
     updatedAt: r.updated_at,
     url: r.url,

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
 import { benchSearch, type SearchFigures } from './search-bench.js';
+import { benchFeed, feedLines } from './feed-bench.js';
 import { benchFastPath, type FastPathFigures, type Measured } from './fast-bench.js';
+import { benchLoadWhileSync, loadWhileSyncLines } from './load-while-sync.js';
 import { benchSync, type SyncFigures } from './sync-bench.js';
 
 /*
@@ -13,8 +15,10 @@ import { benchSync, type SyncFigures } from './sync-bench.js';
  * BENCH_ARTICLES changes the corpus size (English; Chinese gets a tenth of it).
  * BENCH_PHASES=api,fast runs only those phases (the snapshot is still built unless
  * BENCH_DATABASE names one): `api` (the original API figures), `fast` (the cached fast path
- * against bare node:http, rate limiter on and off), `search` (test/bench/search-bench.ts: open-loop
- * unique search, lists beside search, pathological queries, memory under distinct values).
+ * against bare node:http, rate limiter on and off), `load-while-sync` (full syncs rewriting 20%
+ * of the articles under list and search traffic; builds its own snapshot, so alone it skips
+ * the main one), `search` (test/bench/search-bench.ts: open-loop unique search, lists beside search, pathological queries, memory under distinct values),
+ * `feed` (test/bench/feed-bench.ts: the change feed, on its own corpus).
  */
 
 const en = Number(process.env.BENCH_ARTICLES ?? 100_000);
@@ -107,16 +111,22 @@ function apiLines(api: ApiFigures): string[] {
 }
 
 try {
-  let sync: SyncFigures | undefined;
-  if (!reuse) {
-    process.stdout.write(`Building the snapshot in ${dir} ...\n`);
-    sync = await benchSync(databasePath, counts);
-    process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
+  if (wants('feed')) {
+    process.stdout.write(`${feedLines(await benchFeed(join(dir, 'feed.db'), counts)).join('\n')}\n`);
   }
-  const search = wants('search') ? await benchSearch(databasePath, counts.en) : undefined;
-  const api = wants('api') ? await benchApi(databasePath, counts.en) : undefined;
-  const fast = wants('fast') ? await benchFastPath(databasePath) : undefined;
-  report(sync, api, fast, search);
+  if (!phases || phases.some((p) => p !== 'load-while-sync' && p !== 'feed')) {
+    let sync: SyncFigures | undefined;
+    if (!reuse) {
+      process.stdout.write(`Building the snapshot in ${dir} ...\n`);
+      sync = await benchSync(databasePath, counts);
+      process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
+    }
+    const search = wants('search') ? await benchSearch(databasePath, counts.en) : undefined;
+    const api = wants('api') ? await benchApi(databasePath, counts.en) : undefined;
+    const fast = wants('fast') ? await benchFastPath(databasePath) : undefined;
+    report(sync, api, fast, search);
+  }
+  if (wants('load-while-sync')) process.stdout.write(`${loadWhileSyncLines(await benchLoadWhileSync(dir, counts)).join('\n')}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -67,7 +67,10 @@ describe('GET /health', () => {
         last_failure: null,
       },
       search: { engine: 'sqlite', status: 'ok' },
+      // Two exposed articles in the fixture, no takedown yet.
+      feed: { entries: expect.any(Number), oldest_delete_at: null },
     });
+    expect(res.body.feed.entries).toBeGreaterThan(0);
   });
 
   it('ignores any key header: a bad or revoked key does not matter here', async () => {

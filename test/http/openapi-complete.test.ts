@@ -53,6 +53,7 @@ const OPERATION_IDS = {
   '/api/v1/articles/{slug}': 'getArticle',
   '/api/v1/categories': 'listCategories',
   '/api/v1/search': 'searchArticles',
+  '/api/v1/changes': 'listChanges',
   '/health': 'getHealth',
   '/api/v1/openapi.json': 'getOpenApi',
 } as const;
@@ -67,6 +68,11 @@ const SAMPLES: Record<string, { ok: string; keyed: boolean; failures?: Record<st
   },
   listCategories: { ok: '/api/v1/categories', keyed: true, failures: { '400': ['/api/v1/categories?locale=de', 'invalid_parameter'] } },
   searchArticles: { ok: '/api/v1/search?q=laser&limit=2', keyed: true, failures: { '400': ['/api/v1/search?q=a', 'invalid_parameter'] } },
+  listChanges: {
+    ok: '/api/v1/changes?limit=2',
+    keyed: true,
+    failures: { '400': ['/api/v1/changes?since=not-a-cursor', 'invalid_cursor'] },
+  },
   getHealth: { ok: '/health', keyed: false },
   getOpenApi: { ok: '/api/v1/openapi.json', keyed: false },
 };

@@ -125,9 +125,9 @@ describe('GET /api/v1/openapi.json', () => {
     expect(res.body.info).toMatchObject({ title: expect.any(String), version: expect.any(String) });
   });
 
-  it('documents the four endpoints, /health and itself', () => {
+  it('documents the five endpoints, /health and itself', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
-      ['/api/v1/articles', '/api/v1/articles/{slug}', '/api/v1/categories', '/api/v1/search', '/health', '/api/v1/openapi.json'].sort(),
+      ['/api/v1/articles', '/api/v1/articles/{slug}', '/api/v1/categories', '/api/v1/changes', '/api/v1/search', '/health', '/api/v1/openapi.json'].sort(),
     );
     for (const path of Object.keys(doc.paths)) expect(Object.keys(doc.paths[path]), path).toEqual(['get']);
   });

@@ -73,7 +73,7 @@ afterAll(async () => {
 describe('a typed client generated from /api/v1/openapi.json', () => {
   it('names operations by operationId and types their query, header and path parameters', () => {
     const schema = readFileSync(dir.path('schema.d.ts'), 'utf8');
-    for (const id of ['listArticles', 'getArticle', 'listCategories', 'searchArticles', 'getHealth', 'getOpenApi']) {
+    for (const id of ['listArticles', 'getArticle', 'listCategories', 'searchArticles', 'listChanges', 'getHealth', 'getOpenApi']) {
       expect(schema).toMatch(new RegExp(`\\b${id}: \\{`));
     }
     expect(schema).toContain('"If-None-Match"?:');

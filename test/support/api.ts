@@ -1,9 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
+import { createApiServer, DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../src/http/server-limits.js';
 import type { ResponseCache } from '../../src/http/representation.js';
 import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
 import { KeysStore } from '../../src/db/keys-store.js';
@@ -73,6 +74,7 @@ export async function startApi(options: {
   rateLimit?: AppDeps['rateLimit'];
   processes?: number;
   onResponse?: AppDeps['onResponse'];
+  serverLimits?: Partial<ServerLimits>;
   /** More of createApp's dependencies (metrics, maximum snapshot age, trusted proxies...). */
   deps?: Partial<Omit<AppDeps, 'store' | 'keysStore' | 'engine' | 'logger' | 'clock'>>;
 }): Promise<TestApi> {
@@ -94,7 +96,7 @@ export async function startApi(options: {
     responseCacheBytes: options.responseCacheBytes ?? options.deps?.responseCacheBytes,
     publicBaseUrl: options.publicBaseUrl ?? options.deps?.publicBaseUrl,
   });
-  const server: Server = createServer(app);
+  const server: Server = createApiServer(app, { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits }, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

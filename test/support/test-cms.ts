@@ -49,6 +49,8 @@ export interface TestCms {
   hugeNext(bytes: number, options?: { chunked?: boolean }): void;
   /** Called before every articles page is served; undefined removes it. */
   onPage(hook: ((query: ArticlesPageQuery) => void | Promise<void>) | undefined): void;
+  /** Rewrites every articles page (after badRecordNext) before it is sent; undefined removes it. */
+  rewritePages(hook: ((body: ArticlesBody, query: ArticlesPageQuery) => unknown) | undefined): void;
   close(): Promise<void>;
 }
 
@@ -66,6 +68,9 @@ export async function startTestCms(options: TestCmsOptions = {}): Promise<TestCm
   const stopping = new AbortController();
   let delayMs = 0;
   let pageHook: ((query: ArticlesPageQuery) => void | Promise<void>) | undefined;
+  let rewrite: ((body: ArticlesBody, query: ArticlesPageQuery) => unknown) | undefined;
+  // The query of the page being served: the server calls beforeArticlesPage, then transforms.
+  let servedQuery: ArticlesPageQuery | undefined;
 
   async function intercept(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     requests.push({ method: req.method ?? '', path: req.url ?? '', hasAuthorization: req.headers.authorization !== undefined });
@@ -95,8 +100,14 @@ export async function startTestCms(options: TestCmsOptions = {}): Promise<TestCm
     store,
     hooks: {
       intercept,
-      beforeArticlesPage: (query) => pageHook?.(query),
-      transformArticlesPage: (body) => patchPage(body, badRecords),
+      beforeArticlesPage: (query) => {
+        servedQuery = query;
+        return pageHook?.(query);
+      },
+      transformArticlesPage: (body) => {
+        const patched = patchPage(body, badRecords);
+        return rewrite && servedQuery ? rewrite(patched as ArticlesBody, servedQuery) : patched;
+      },
     },
   });
   const host = '127.0.0.1';
@@ -156,6 +167,9 @@ export async function startTestCms(options: TestCmsOptions = {}): Promise<TestCm
     },
     onPage(hook) {
       pageHook = hook;
+    },
+    rewritePages(hook) {
+      rewrite = hook;
     },
     async close() {
       stopping.abort();

@@ -131,6 +131,38 @@ describe('HTTP CMS adapter: articles', () => {
     expect(page.articles.map((a) => a.cmsId)).toEqual(['bystander']);
   });
 
+  it.each([
+    'JaVaScRiPt:alert(1)',
+    '\u0001 java\tscript:alert(1)',
+    'javascript&#58;alert(1)',
+    'data:text/html,<script>alert(1)</script>',
+    '//evil.example.com/x',
+    'https://news.example.com@evil.example.com/x',
+  ])('skips an article whose own url is unsafe (%j), with the reason', async (url) => {
+    cms.store.upsertArticles([rawArticle({ id: 'victim' }), rawArticle({ id: 'bystander' })]);
+    cms.badRecordNext({ url });
+    const page = await adapter.listArticles(firstPage);
+    expect(page.rejected).toEqual([{ cmsId: 'victim', reason: expect.stringMatching(/^url: not an absolute http\(s\) URL/) }]);
+    expect(page.articles.map((a) => a.cmsId)).toEqual(['bystander']);
+  });
+
+  it('drops an image whose url is unsafe and keeps the article', async () => {
+    cms.store.upsertArticles([rawArticle({ id: 'victim' })]);
+    cms.badRecordNext({ image: { url: ' vbscript:msgbox(1)', alt: 'a', credit: 'c', credit_url: 'https://c.example.com/', source_url: 'https://s.example.com/' } });
+    const page = await adapter.listArticles(firstPage);
+    expect(page.rejected).toEqual([]);
+    expect(page.articles[0]?.image).toBeNull();
+  });
+
+  it('empties an unsafe credit_url or source_url and keeps the rest of the image, normalised', async () => {
+    cms.store.upsertArticles([rawArticle({ id: 'victim' })]);
+    cms.badRecordNext({
+      image: { url: 'HTTPS://IMG.example.com/a.jpg', alt: 'a', credit: 'c', credit_url: 'java\nscript:alert(1)', source_url: 'data:,x' },
+    });
+    const page = await adapter.listArticles(firstPage);
+    expect(page.articles[0]?.image).toEqual({ url: 'https://img.example.com/a.jpg', alt: 'a', credit: 'c', creditUrl: '', sourceUrl: '' });
+  });
+
   it('rejects a record whose id is unreadable with a null id', async () => {
     cms.store.upsertArticles([rawArticle(), rawArticle()]);
     cms.badRecordNext({ id: 17 });

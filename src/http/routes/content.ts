@@ -1,17 +1,17 @@
 import { Router } from 'express';
-import { getArticle, listArticles, listSections } from '../../content/articles.js';
+import { getArticleOrFail, listArticles, listSections } from '../../content/articles.js';
+import { readChanges } from '../../content/feed.js';
 import type { Catalog } from '../../content/catalog.js';
 import { searchArticles } from '../../content/search.js';
 import type { SnapshotStore } from '../../db/snapshot-store.js';
-import { NotFoundError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../time.js';
 import { sessionOf } from '../api-key.js';
 import { parseQuery } from '../parse-query.js';
-import { resolveCategories, resolveDetail, resolveList } from '../cacheable.js';
+import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '../cacheable.js';
 import { searchQuery } from '../query-schemas.js';
 import { represent, sendRepresentation, type Representation, type ResponseCache } from '../representation.js';
-import { pageMeta, toArticle, toArticleDetail, toSection } from '../serializers.js';
+import { pageMeta, toArticle, toArticleDetail, toChange, toSection } from '../serializers.js';
 
 export interface ContentDeps {
   store: SnapshotStore;
@@ -34,7 +34,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const now = clock();
     const { q, view, key } = resolveList(req, session, catalog, now);
     const rep = cache.remember(key, () => {
-      const result = listArticles(session, view, { section: q.section, page: q.page, limit: q.limit, now });
+      const result = listArticles(session, view, { section: q.section, page: q.page, limit: q.limit, now, updatedSinceMs: q.updated_since });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
       return represent({ data: result.articles.map(toArticle), meta }, { page: meta.page, pages: meta.pages });
     });
@@ -47,9 +47,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const now = clock();
     const { q, view, key } = resolveDetail(req, slug, session, catalog, now);
     const rep = cache.remember(key, () => {
-      const row = getArticle(session, q.locale, slug, now);
-      if (!row) throw new NotFoundError(`No published article has the slug "${slug}" in locale ${q.locale}.`);
-      return represent({ data: toArticleDetail(row) });
+      return represent({ data: toArticleDetail(getArticleOrFail(session, q.locale, slug, now)) });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
@@ -60,6 +58,20 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const rep = cache.remember(key, () => {
       const sections = listSections(view, now);
       return represent({ data: sections.map(toSection), meta: { total: sections.length, locale: q.locale } });
+    });
+    sendRepresentation(req, res, rep, view.lastModified(now));
+  });
+
+  router.get('/api/v1/changes', (req, res) => {
+    const session = sessionOf(res);
+    const now = clock();
+    const { q, view, key } = resolveChanges(req, session, catalog, now);
+    const rep = cache.remember(key, () => {
+      const page = readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
+      return represent({
+        data: page.changes.map(toChange),
+        meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
+      });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });

@@ -1,8 +1,9 @@
 import { Router } from 'express';
+import { feedStats } from '../../db/feed.js';
 import type { SnapshotStore } from '../../db/snapshot-store.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
-import type { Clock } from '../../time.js';
+import { formatUtcSeconds, type Clock } from '../../time.js';
 import { buildOpenApiDocument } from '../openapi.js';
 import { represent, sendRepresentation } from '../representation.js';
 import type { Health } from '../response-schemas.js';
@@ -39,7 +40,15 @@ export function metaRoutes(deps: MetaDeps): Router {
         throw new ServiceUnavailableError('The snapshot has not been synced yet.', 'no sync has completed yet');
       }
       const problems = problemsOf(snapshot);
-      body = problems.length === 0 ? { status: 'ok', snapshot, search } : { status: 'degraded', problems, snapshot, search };
+      const stats = feedStats(db);
+      const feed = {
+        entries: stats.entries,
+        oldest_delete_at: stats.oldestDeleteMs === null ? null : formatUtcSeconds(stats.oldestDeleteMs),
+      };
+      body =
+        problems.length === 0
+          ? { status: 'ok', snapshot, search, feed }
+          : { status: 'degraded', problems, snapshot, search, feed };
     } catch (error) {
       const failure = deps.store.failure(error);
       if (!(failure instanceof ServiceUnavailableError)) throw failure;

@@ -1,0 +1,113 @@
+import type { ArticleWithSection } from '../db/content.js';
+import { consistentRead } from '../db/content.js';
+import { feedEntriesAfter, feedHead, feedState, isRemoved, type FeedPosition, type FeedStateView } from '../db/feed.js';
+import type { StoreSession } from '../db/snapshot-store.js';
+import { InvalidCursorError, ServiceUnavailableError } from '../errors.js';
+import type { Locale } from '../locale.js';
+
+/*
+ * The change feed's rules: cursors, the time bound of a read, and what a page holds.
+ *
+ * Every feed row has a position (effective_ms, seq): seq grows with every row written, and
+ * effective_ms is the commit time of the sync that wrote it, or a scheduled article's
+ * publication time. A read at `now` returns rows in effect at its bound, in position order,
+ * so a scheduled article enters the feed by itself when its time comes.
+ *
+ * Why no cursor skips a change: a sync commits rows at a time T it reads after committing its
+ * pending mark P <= T (sync/run-sync.ts). A read that sees the mark stops at P; a read that
+ * does not see it took `now` before the mark's commit, so before T. Either way every position
+ * a reader hands out sorts before the sync's rows, which get higher seqs than any before.
+ */
+
+/** A pending mark older than this was left by a worker that died before committing. */
+const PENDING_TTL_MS = 10 * 60_000;
+const BEGINNING: FeedPosition = { ms: -1, seq: 0 };
+const CURSOR = /^c_([0-9a-z]{8})_([0-9a-z]{1,11})_([0-9a-z]{1,11})$/;
+const INVALID = 'since is not a cursor this feed can continue from (malformed, from another snapshot, or older than the retained history); read the feed again without since and rebuild your copy from it.';
+
+export interface FeedChange {
+  type: 'upsert' | 'delete';
+  slug: string;
+  changedAtMs: number;
+  /** The article as the list shows it, on upserts. */
+  article?: ArticleWithSection;
+}
+
+export interface FeedPage {
+  changes: FeedChange[];
+  next: string;
+  hasMore: boolean;
+}
+
+export function encodeCursor(epoch: string, position: FeedPosition): string {
+  return `c_${epoch}_${Math.max(0, position.ms).toString(36)}_${position.seq.toString(36)}`;
+}
+
+function decodeCursor(cursor: string, state: FeedStateView): FeedPosition {
+  const m = CURSOR.exec(cursor);
+  if (!m || m[1] !== state.epoch) throw new InvalidCursorError(INVALID);
+  const position = { ms: parseInt(m[2]!, 36), seq: parseInt(m[3]!, 36) };
+  // A delete after this position was pruned: continuing would miss it.
+  if (compare(position, state.pruned) < 0) throw new InvalidCursorError(INVALID);
+  return position;
+}
+
+const compare = (a: FeedPosition, b: FeedPosition) => a.ms - b.ms || a.seq - b.seq;
+
+/** How far in time a read at `now` may see: held back to a sync's pending mark, if any. */
+function boundOf(state: FeedStateView, now: number): number {
+  const pending = state.pendingMs;
+  return pending !== null && now - pending < PENDING_TTL_MS ? Math.min(now, pending) : now;
+}
+
+function stateOf(session: StoreSession, locale: Locale): FeedStateView {
+  const state = feedState(session.db, locale);
+  if (!state) {
+    throw new ServiceUnavailableError(
+      'The change feed has no content yet; please retry in a few minutes.',
+      `the change feed of locale ${locale} has not been built yet`,
+    );
+  }
+  return state;
+}
+
+/**
+ * One page of the compacted feed after `since` (from the beginning when undefined). `now`
+ * must be read before this call: the read runs in one transaction that starts after it.
+ */
+export function readChanges(
+  session: StoreSession,
+  query: { locale: Locale; since: string | undefined; limit: number; now: number },
+): FeedPage {
+  return consistentRead(session.db, () => {
+    const state = stateOf(session, query.locale);
+    const after = query.since === undefined ? BEGINNING : decodeCursor(query.since, state);
+    const bound = boundOf(state, query.now);
+    const rows = feedEntriesAfter(session.db, query.locale, after, bound, query.limit + 1);
+    const hasMore = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    // On the last page, the cursor moves to the head (every row written later sorts after it),
+    // so a partner polling a quiet feed keeps a recent cursor, and the answer stays the same
+    // (same ETag) until something changes.
+    let next: FeedPosition;
+    if (hasMore) next = { ms: last!.effective_ms, seq: last!.seq };
+    else {
+      const head = feedHead(session.db, query.locale, bound);
+      next = compare(head, after) > 0 ? head : after;
+    }
+    const changes = page.map((row): FeedChange =>
+      // An upsert whose article cannot be read is a bug elsewhere; never hand out a partial one.
+      row.kind === 'upsert' && row.article
+        ? { type: 'upsert', slug: row.slug, changedAtMs: row.effective_ms, article: row.article }
+        : { type: 'delete', slug: row.slug, changedAtMs: row.effective_ms },
+    );
+    return { changes, next: encodeCursor(state.epoch, next), hasMore };
+  });
+}
+
+/** Whether a slug was taken down and its delete is still retained in the feed. */
+export function wasRemoved(session: StoreSession, locale: Locale, slug: string, now: number): boolean {
+  const state = feedState(session.db, locale);
+  return state !== undefined && isRemoved(session.db, locale, slug, boundOf(state, now));
+}

@@ -1,0 +1,128 @@
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ServerLimits } from '../config.js';
+import type { Logger } from '../logger.js';
+
+export { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../config.js';
+
+/**
+ * The API's node:http server with its limits, and JSON for the errors Node's own HTTP layer
+ * answers before any request reaches the app. src/server.ts and the test servers build their
+ * server here, so what is tested is what runs.
+ */
+
+/** Builds the server, with the limits and the JSON error answers set; it does not listen. */
+export function createApiServer(app: RequestListener, limits: ServerLimits, logger: Logger): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node checks the two timeouts above only this often (30 s by default): a slow-header
+      // client would otherwise hold its socket up to 30 s past headersTimeout.
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+      // Node answers a missing Host with an empty 400; we answer it in JSON below.
+      requireHostHeader: false,
+    },
+    (req, res) => {
+      if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+        return sendJsonError(res, 400, 'invalid_request', 'The request has no Host header, which HTTP/1.1 requires.');
+      }
+      app(req, res);
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  // A client that stops reading a response holds its socket; drop it after this much silence.
+  server.setTimeout(limits.requestTimeoutMs);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, logger));
+  // Without these listeners Node answers an unknown Expect with an empty 417 and drops CONNECT.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    sendJsonError(res, 417, 'expectation_failed', 'The Expect header is not supported; send the request without it.');
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    writeRaw(socket, 405, 'method_not_allowed', 'Method CONNECT is not supported: this API is read-only, use GET or HEAD.', {
+      Allow: 'GET, HEAD',
+    });
+  });
+  return server;
+}
+
+interface ParserVerdict {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/**
+ * What a request Node's parser refused gets. 431 and 408 are outside the contract's status
+ * list, but they are the statuses HTTP defines for these cases, which clients and proxies
+ * understand; everything else the parser refuses is a malformed request: 400.
+ */
+export function parserVerdict(code: string | undefined): ParserVerdict {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'headers_too_large', message: 'The request headers are too large; send fewer or shorter headers.' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, code: 'request_timeout', message: 'The request took too long to arrive; send it again, whole.' };
+    case 'HPE_INVALID_METHOD':
+      return { status: 400, code: 'invalid_request', message: 'The request method is not valid HTTP; this API answers GET and HEAD.' };
+    default:
+      return { status: 400, code: 'invalid_request', message: 'The request is not valid HTTP/1.1 and could not be read.' };
+  }
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, logger: Logger): void {
+  // A reset or a socket already gone has nobody to answer. The raw packet (error.rawPacket) is
+  // never logged: it can hold the partner's key.
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // A response already under way on this socket cannot be followed by another head.
+  const current = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (current?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const verdict = parserVerdict(error.code);
+  logger.info({ parserError: error.code, status: verdict.status }, `refused a request Node could not parse (${verdict.status})`);
+  writeRaw(socket, verdict.status, verdict.code, verdict.message, {}, isHead(error));
+}
+
+// A response to HEAD has no body, or the client reads the body as the next response. The
+// request line is all that is read from the raw packet.
+function isHead(error: NodeJS.ErrnoException): boolean {
+  const raw = (error as { rawPacket?: unknown }).rawPacket;
+  return Buffer.isBuffer(raw) && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
+}
+
+function errorBody(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+// The socket is past HTTP parsing here: the response is written by hand, then the connection closed.
+function writeRaw(socket: Duplex, status: number, code: string, message: string, extra: Record<string, string> = {}, headOnly = false): void {
+  const body = errorBody(code, message);
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    Connection: 'close',
+    ...extra,
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${head}\r\n${headOnly ? '' : body}`);
+}
+
+function sendJsonError(res: ServerResponse, status: number, code: string, message: string): void {
+  const body = errorBody(code, message);
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    Connection: 'close',
+  });
+  res.end(body);
+}
