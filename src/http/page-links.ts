@@ -2,9 +2,17 @@
  * The Link header of a paginated answer (RFC 8288), so a client pages by following links
  * instead of building URLs. Targets are path-absolute references (`/api/v1/articles?...`),
  * resolved against the request's own address, so they stay right behind any host name or
- * proxy that keeps the path. Every other query parameter is kept as the partner sent it;
- * only `page` changes.
+ * proxy that keeps the path. The parameters the list and search read are kept as the partner
+ * sent them and only `page` changes; unknown ones (ignored by the API) are left out, so that a
+ * long junk query string cannot make the header four times its size (past a client's header
+ * limit: the fuzz suite found it).
  */
+
+const LIST_PARAMS = new Set(['locale', 'section', 'limit', 'updated_since']);
+const SEARCH_PARAMS = new Set(['locale', 'q', 'section', 'limit']);
+
+/** Past this size the header is left out: nothing a real client sends comes near it. */
+const MAX_LINK_BYTES = 8 * 1024;
 
 /** Where a page sits among its pages: attached to a list or search representation. */
 export interface Paging {
@@ -16,7 +24,12 @@ export interface Paging {
 function pageUrls(url: string): (page: number) => string {
   const at = url.indexOf('?');
   const path = at === -1 ? url : url.slice(0, at);
-  const params = new URLSearchParams(at === -1 ? '' : url.slice(at + 1));
+  // Express matches paths case-insensitively: so does this.
+  const kept = path.toLowerCase().endsWith('/search') ? SEARCH_PARAMS : LIST_PARAMS;
+  const params = new URLSearchParams();
+  for (const [name, value] of new URLSearchParams(at === -1 ? '' : url.slice(at + 1))) {
+    if (kept.has(name)) params.append(name, value);
+  }
   return (page) => {
     params.set('page', String(page));
     return `${path}?${params.toString()}`;
@@ -36,5 +49,6 @@ export function linkHeader(url: string, { page, pages }: Paging): string | undef
   if (page > 1) links.push(`<${pageUrl(Math.min(page - 1, pages))}>; rel="prev"`);
   links.push(`<${pageUrl(1)}>; rel="first"`);
   links.push(`<${pageUrl(pages)}>; rel="last"`);
-  return links.join(', ');
+  const header = links.join(', ');
+  return Buffer.byteLength(header) > MAX_LINK_BYTES ? undefined : header;
 }
