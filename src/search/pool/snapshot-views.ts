@@ -1,7 +1,6 @@
-import { activeSections, consistentRead, exposureOrdering, snapshotStates } from '../../db/content.js';
-import type { SnapshotStateRow } from '../../db/schema.js';
+import { activeSections, consistentRead, exposureOrdering } from '../../db/content.js';
+import { LocaleVersions } from '../../db/locale-versions.js';
 import type { StoreSession } from '../../db/snapshot-store.js';
-import { ServiceUnavailableError } from '../../errors.js';
 import type { Locale } from '../../locale.js';
 import type { ExposureIndex } from '../engine.js';
 
@@ -82,34 +81,13 @@ export class ExposureTable {
   }
 }
 
-/**
- * One ExposureTable per locale, rebuilt only when the locale's content version moved; the
- * snapshot_state table is read again only when the connection's generation changed (another
- * process committed), as the API's Catalog does.
- */
+/** One ExposureTable per locale, rebuilt when the locale's content version moved, as the API's Catalog does. */
 export class SnapshotViews {
-  private generation = -1;
-  private connection = -1;
-  private states = new Map<string, SnapshotStateRow>();
-  private readonly tables = new Map<Locale, ExposureTable>();
+  private readonly tables = new LocaleVersions<ExposureTable>((session, locale, state) =>
+    ExposureTable.build(session, locale, state.version),
+  );
 
   table(session: StoreSession, locale: Locale): ExposureTable {
-    if (session.connection !== this.connection) {
-      this.tables.clear();
-      this.connection = session.connection;
-    }
-    if (session.generation !== this.generation) {
-      this.states = new Map(snapshotStates(session.db).map((s) => [s.locale, s]));
-      this.generation = session.generation;
-    }
-    const state = this.states.get(locale);
-    if (!state) {
-      throw new ServiceUnavailableError('The service has no content yet; please retry in a few minutes.', `locale ${locale} has not been synced yet`);
-    }
-    const current = this.tables.get(locale);
-    if (current && current.version === state.version) return current;
-    const table = ExposureTable.build(session, locale, state.version);
-    this.tables.set(locale, table);
-    return table;
+    return this.tables.get(session, locale);
   }
 }
