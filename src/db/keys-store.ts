@@ -31,6 +31,13 @@ export class KeysStore {
   private inode = 0;
   private dataVersion = -1;
   private generation = 0;
+  /** The file's identity was checked in this turn of the event loop (see session()). */
+  private fileChecked = false;
+  private readonly endTurn = () => {
+    this.fileChecked = false;
+  };
+  /** Reused while nothing changed: a new object only when the generation moves. */
+  private current: KeysSession | undefined;
   private lastProblem: string | undefined;
   private readonly usage: KeyUsageRecorder;
 
@@ -43,36 +50,47 @@ export class KeysStore {
     this.usage = new KeyUsageRecorder(path, logger, options.lastUsedIntervalMs);
   }
 
-  /** An open connection and its generation, or a ServiceUnavailableError. */
+  /**
+   * An open connection and its generation, or a ServiceUnavailableError. data_version is read
+   * on every call, so a revocation is refused on the very next request; the file's identity
+   * (a stat) is checked once per turn of the event loop, as the snapshot store does, and the
+   * session object is reused until the generation moves: this runs on every keyed request.
+   */
   session(): KeysSession {
     try {
-      const inode = this.currentInode();
-      if (this.db && inode !== this.inode) this.drop('the keys database file was replaced or removed');
-      if (!this.db) {
-        if (inode === 0) throw Object.assign(new Error('keys database file not found'), { code: 'ENOENT' });
-        this.db = openKeysReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
-        this.inode = inode;
-        this.dataVersion = -1;
+      if (!this.fileChecked || !this.db) {
+        const inode = this.currentInode();
+        if (this.db && inode !== this.inode) this.drop('the keys database file was replaced or removed');
+        if (!this.db) {
+          if (inode === 0) throw Object.assign(new Error('keys database file not found'), { code: 'ENOENT' });
+          this.db = openKeysReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
+          this.inode = inode;
+          this.dataVersion = -1;
+          this.current = undefined;
+        }
+        this.fileChecked = true;
+        setImmediate(this.endTurn);
       }
       const version = prepared(this.db).dataVersion.get() as number;
-      if (version !== this.dataVersion) {
+      if (version !== this.dataVersion || this.current === undefined) {
         this.dataVersion = version;
         this.generation += 1;
+        const db = this.db;
+        this.current = {
+          db,
+          generation: this.generation,
+          read: (fn) => {
+            try {
+              return fn(db);
+            } catch (error) {
+              throw this.failure(error);
+            }
+          },
+          used: (id, at) => this.usage.touch(id, at),
+        };
       }
-      this.recovered();
-      const db = this.db;
-      return {
-        db,
-        generation: this.generation,
-        read: (fn) => {
-          try {
-            return fn(db);
-          } catch (error) {
-            throw this.failure(error);
-          }
-        },
-        used: (id, at) => this.usage.touch(id, at),
-      };
+      if (this.lastProblem !== undefined) this.recovered();
+      return this.current;
     } catch (error) {
       throw this.failure(error);
     }
@@ -126,6 +144,7 @@ export class KeysStore {
       // Closing a connection to a broken file may fail too; it is being discarded anyway.
     }
     this.db = undefined;
+    this.current = undefined;
     this.generation += 1;
     this.logger.warn({ store: 'keys', reason }, 'closed the keys database connection');
   }

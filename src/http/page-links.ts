@@ -1,3 +1,4 @@
+import { entryBytes, Lru } from '../lru.js';
 /*
  * The Link header of a paginated answer (RFC 8288), so a client pages by following links
  * instead of building URLs. Targets are path-absolute references (`/api/v1/articles?...`),
@@ -41,7 +42,22 @@ function pageUrls(url: string): (page: number) => string {
  * last page when the request went past it), `first` and `last` when there is any page at all.
  * Undefined when there is nothing to link to.
  */
-export function linkHeader(url: string, { page, pages }: Paging): string | undefined {
+// A repeated page repeats its URL and paging: each distinct header is built once.
+const built = new Lru<string | null>(256 * 1024);
+const MAX_REMEMBERED_URL = 512;
+
+export function linkHeader(url: string, paging: Paging): string | undefined {
+  if (url.length > MAX_REMEMBERED_URL) return buildLinkHeader(url, paging);
+  const key = `${paging.page}/${paging.pages} ${url}`;
+  let header = built.get(key);
+  if (header === undefined) {
+    header = buildLinkHeader(url, paging) ?? null;
+    built.set(key, header, entryBytes(key, (header?.length ?? 0) * 2));
+  }
+  return header ?? undefined;
+}
+
+function buildLinkHeader(url: string, { page, pages }: Paging): string | undefined {
   if (pages === 0) return undefined;
   const pageUrl = pageUrls(url);
   const links: string[] = [];

@@ -1,3 +1,4 @@
+import { entryBytes, Lru } from '../lru.js';
 /**
  * The request URL as it may be logged. Partners bring habits from other APIs: `?api_key=`,
  * `?token=`, `?access_token=`, `?signature=`... Our key is read from the header only, so any
@@ -20,7 +21,21 @@ export function isCredentialName(rawName: string): boolean {
   return CREDENTIAL_NAME.test(decodeLoosely(rawName).toLowerCase().replace(/[^a-z0-9]/g, ''));
 }
 
+// Repeated pages repeat their URL: the request log redacts each distinct one once.
+const redacted = new Lru<string>(256 * 1024);
+const MAX_REMEMBERED_URL = 512;
+
 export function redactKeys(url: string): string {
+  if (url.length > MAX_REMEMBERED_URL) return redact(url);
+  let safe = redacted.get(url);
+  if (safe === undefined) {
+    safe = redact(url);
+    redacted.set(url, safe, entryBytes(url, safe.length * 2));
+  }
+  return safe;
+}
+
+function redact(url: string): string {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const safePath = redactPath(path);

@@ -31,7 +31,7 @@ async function bare(kind: 'http' | 'express', bytes: number) {
  */
 export async function benchApi(databasePath: string, totalEn: number): Promise<ApiFigures> {
   const created = JSON.parse(
-    execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--partner', 'Benchmark', '--json'], {
+    execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--create', '--partner', 'Benchmark', '--json'], {
       env: { PATH: process.env.PATH ?? '', DATABASE_PATH: databasePath },
       encoding: 'utf8',
     }),

@@ -62,7 +62,7 @@ async function startApi(databasePath: string, perMinute: number, pin: string[]) 
 
 export async function benchFastPath(databasePath: string): Promise<FastPathFigures> {
   const created = JSON.parse(
-    execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--partner', 'Fast path benchmark', '--json'], {
+    execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--create', '--partner', 'Fast path benchmark', '--json'], {
       env: { PATH: process.env.PATH ?? '', DATABASE_PATH: databasePath },
       encoding: 'utf8',
     }),

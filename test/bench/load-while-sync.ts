@@ -118,7 +118,7 @@ export async function benchLoadWhileSync(dir: string, counts: Record<'en' | 'zh'
   try {
     await fullSync(env);
     const { key } = JSON.parse(
-      execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--partner', 'Load while sync', '--json'], {
+      execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--create', '--partner', 'Load while sync', '--json'], {
         env: { PATH: process.env.PATH ?? '', DATABASE_PATH: databasePath },
         encoding: 'utf8',
       }),

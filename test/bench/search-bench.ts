@@ -99,7 +99,7 @@ function startPinnedApi(env: Record<string, string>, pinned: boolean): ChildProc
 export async function benchSearch(databasePath: string, totalEn: number): Promise<SearchFigures> {
   const keys = Array.from({ length: KEYS }, (_, i) =>
     (JSON.parse(
-      execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--partner', `Search bench ${i}`, '--json'], {
+      execFileSync(process.execPath, [dist('src/cli/keys.js'), 'create', '--create', '--partner', `Search bench ${i}`, '--json'], {
         env: { PATH: process.env.PATH ?? '', DATABASE_PATH: databasePath },
         encoding: 'utf8',
       }),

@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
 import { revokeKey } from '../../src/keys/manage.js';
 import { runNode, SERVER_PATH } from '../cli/run-node.js';
-import { addKey, withKeys } from '../support/api.js';
+import { addKey, keysPathFor, withKeys } from '../support/api.js';
 import { killApis, spawnApi, type ApiProcess } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { keepAliveClient } from '../support/keep-alive-client.js';
@@ -163,6 +162,36 @@ describe('two API processes over one snapshot and keys database (two hosts in mi
       const res = await once(api, '/api/v1/articles', key);
       expect(res.status).toBe(401);
       expect(JSON.parse(res.body).error.code).toBe('revoked_api_key');
+    }
+  });
+});
+
+describe('two hosts, each with its own snapshot, sharing one keys database', () => {
+  it('serves a key on both hosts and refuses it on both right after one revocation', async () => {
+    // Host B's snapshot is built on its own (its own worker in production), in another folder,
+    // so its default keys path would differ: both point KEYS_DATABASE_PATH at host A's file.
+    const other = tempDir();
+    try {
+      const otherDb = other.path('snapshot.db');
+      buildSnapshot(otherDb, {
+        sections: [rawSection({ slug: 'fiber' }), { ...rawSection({ slug: 'fiber' }), locale: 'zh' }],
+        articles: [rawArticle({ slug: 'hello', section_slug: 'fiber', published_at: '2026-01-01T00:00:00Z' })],
+      });
+      const keysPath = keysPathFor(dbPath);
+      const { id, key } = addKey(dbPath, 'Shared Keys Partner');
+      const [a, b] = await Promise.all([
+        spawnApi({ DATABASE_PATH: dbPath, KEYS_DATABASE_PATH: keysPath }),
+        spawnApi({ DATABASE_PATH: otherDb, KEYS_DATABASE_PATH: keysPath }),
+      ]);
+      for (const api of [a!, b!]) expect((await once(api, '/api/v1/articles/hello', key)).status).toBe(200);
+      revoke(id);
+      for (const api of [a!, b!]) {
+        const res = await once(api, '/api/v1/articles/hello', key);
+        expect(res.status).toBe(401);
+        expect(JSON.parse(res.body).error.code).toBe('revoked_api_key');
+      }
+    } finally {
+      other.cleanup();
     }
   });
 });
