@@ -134,6 +134,34 @@ describe('search_busy over HTTP and stopping a runaway search', () => {
     expect((await running).status).toBe(200);
   });
 
+  it("refuses one partner's searches past its share of the slots while another partner's search still runs", async () => {
+    // Two slots, no queue, 50 %: each key may hold one slot. The key comes from the request's
+    // X-API-Key, so one partner's burst cannot take the slot another partner is owed.
+    const shared = new AdmittedEngine(new HeldEngine(), { concurrency: 2, queue: 0, timeoutMs: 60_000, keySharePercent: 50 });
+    const two = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: shared });
+    const other = addKey(dbPath, 'Second partner').key;
+    try {
+      hold = gate();
+      const running = two.request.get('/api/v1/search?q=heron').set('X-API-Key', key).then((r) => r);
+      while (shared.stats().in_flight === 0) await new Promise((r) => setTimeout(r, 5));
+      const again = await two.request.get('/api/v1/search?q=optics').set('X-API-Key', key);
+      expectError(again, 503, 'search_busy');
+      expect(again.body.error.message).toMatch(/share/);
+      let answered = false;
+      const theirs = two.request
+        .get('/api/v1/search?q=optics')
+        .set('X-API-Key', other)
+        .then((r) => ((answered = true), r));
+      while ((shared.stats().in_flight ?? 0) < 2 && !answered) await new Promise((r) => setTimeout(r, 5));
+      hold.open();
+      expect((await theirs).status).toBe(200);
+      expect((await running).status).toBe(200);
+    } finally {
+      hold.open();
+      await two.close();
+    }
+  });
+
   it('stops a search at its budget by replacing its thread, and the pool keeps answering', async () => {
     const engine = new PooledSqliteEngine(1, { databasePath: dbPath, busyTimeoutMs: 2_000, ranked: { cacheBytes: 1 << 20, rankAllMax: 5_000 }, nice: 0, logLevel: 'warn' }, memoryLogger().logger);
     try {

@@ -7,6 +7,7 @@ import type { SnapshotStore } from '../../db/snapshot-store.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../time.js';
 import { sessionOf } from '../api-key.js';
+import { contextOf } from '../context.js';
 import { parseQuery } from '../parse-query.js';
 import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '../cacheable.js';
 import { searchQuery } from '../query-schemas.js';
@@ -81,8 +82,8 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const now = clock();
     const view = catalog.view(sessionOf(res), q.locale);
     const make = async (): Promise<Representation> => {
-      // The key id is set by requireApiKey; admission control shares search out by key.
-      const result = await searchArticles(store, view, engine, { ...q, now, keyId: res.locals.keyId as number });
+      // The key checked by requireApiKey: admission control shares search out by key.
+      const result = await searchArticles(store, view, engine, { ...q, now, keyId: contextOf(res).key?.id });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
       return represent({ data: result.articles.map(toArticle), meta: { ...meta, q: q.q } }, { page: meta.page, pages: meta.pages });
     };
