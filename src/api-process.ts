@@ -17,7 +17,7 @@ import { createApiSearchEngine } from './search/create-engine.js';
  * requests for them.
  */
 export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCluster: boolean }): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, name: 'api' });
+  const logger = createLogger({ level: config.logLevel, name: 'api', batched: true });
   const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
   const keysStore = new KeysStore(config.keysDatabasePath, config.busyTimeoutMs, logger);
   const engine = createApiSearchEngine(config, logger);
@@ -60,6 +60,9 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   } catch {
     // Already logged by the store; requests answer 503 until it comes back.
   }
+  // Lines are written in batches: the operator (and a supervisor waiting for the line) sees
+  // the start at once.
+  logger.flush();
 
   const stop = (signal: string) => {
     // A signal sent to the whole process group reaches a cluster worker twice (directly and

@@ -8,7 +8,8 @@ import { errorHandler, onlyReads, unknownPath } from './http/error-handler.js';
 import { createFastPath } from './http/fast-path.js';
 import { RateLimiter, type RateLimitSettings } from './http/rate-limit.js';
 import { ResponseCache } from './http/representation.js';
-import { securityHeaders } from './http/security-headers.js';
+import { leadingHeaders, setHeaders } from './http/response-head.js';
+import { securityHeaderList } from './http/security-headers.js';
 import { requestLog, type ResponseHook } from './http/request-log.js';
 import { contentRoutes } from './http/routes/content.js';
 import { docsRoutes } from './http/routes/docs.js';
@@ -52,9 +53,9 @@ export type App = RequestListener & { limiter: RateLimiter };
 
 /**
  * Builds the API as a request listener; never listens (src/server.ts does, tests pass it to
- * their own server). Every request gets its context and log line and the security headers
- * first, then is answered from the response cache when it can be (src/http/fast-path.ts), else
- * by Express.
+ * their own server). Every request gets its context and log line first, then is answered from
+ * the response cache when it can be (src/http/fast-path.ts), else by Express; both send the
+ * request id and the security headers first (src/http/response-head.ts).
  */
 export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
@@ -83,13 +84,15 @@ export function createApp(deps: AppDeps): App {
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
   const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy ?? false) });
-  const secure = securityHeaders();
-  const fastPath = createFastPath({ ...keyCheck, catalog, cache });
+  const security = securityHeaderList();
+  const fastPath = createFastPath({ ...keyCheck, catalog, cache, security });
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     const context = begin(req, res);
-    secure(res);
     if (fastPath(req, res)) context.fastPath = true;
-    else app(req, res);
+    else {
+      setHeaders(res, leadingHeaders(context, security));
+      app(req, res);
+    }
   };
   return Object.assign(listener, { limiter });
 }

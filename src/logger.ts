@@ -61,7 +61,17 @@ export interface LoggerOptions {
   name?: string;
   /** Where log lines go; stdout by default. Tests pass a stream to read the lines back. */
   destination?: DestinationStream;
+  /**
+   * Write stdout in batches (the API, one request line per request): a line waits until 4 KB
+   * are pending or 250 ms have passed, and pending lines are written at exit. One write per
+   * line cost the cached answer about a tenth of its CPU. Processes that log little (the
+   * worker, the CLI) write each line at once.
+   */
+  batched?: boolean;
 }
+
+const BATCH_BYTES = 4096;
+const BATCH_FLUSH_MS = 250;
 
 /** One pino setup for the API, the worker and the CLI: JSON lines, secrets redacted. */
 export function createLogger(options: LoggerOptions): Logger {
@@ -77,6 +87,9 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
+    options.destination ??
+      pino.destination(
+        options.batched ? { dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: BATCH_FLUSH_MS } : { dest: 1, sync: false },
+      ),
   );
 }

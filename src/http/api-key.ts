@@ -6,6 +6,7 @@ import type { KeyVerifier } from '../keys/verifier.js';
 import type { Clock } from '../time.js';
 import { contextOf } from './context.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
+import { rateLimitHeaders, setHeaders } from './response-head.js';
 
 export interface KeyCheckDeps {
   store: SnapshotStore;
@@ -19,7 +20,9 @@ export interface KeyCheckDeps {
  * Checks the partner's key before anything else about the request, then charges the request
  * to the key's rate. The key is read from the X-API-Key header only. The store is opened
  * first: if it cannot answer, the request gets a 503, never a 401, so no partner is refused
- * because of our own failure. Every response to a valid key carries the RateLimit fields.
+ * because of our own failure. Every response to a valid key carries the RateLimit fields:
+ * the decision is kept in the request context and the response's head is built from it
+ * (src/http/response-head.ts), by the fast path or by requireApiKey.
  *
  * Runs once per request: the fast path and Express both call it, and a request the fast path
  * hands over to Express gets the outcome (or the error) of the first check, so it is never
@@ -39,8 +42,6 @@ export function checkKey(req: IncomingMessage, res: ServerResponse, deps: KeyChe
     const decision = deps.limiter.take(key, deps.clock());
     if (decision) {
       context.rateLimit = decision;
-      res.setHeader('RateLimit-Policy', decision.policy);
-      res.setHeader('RateLimit', decision.current);
       if (!decision.allowed) throw rateLimited(decision);
     }
     context.session = session;
@@ -53,7 +54,12 @@ export function checkKey(req: IncomingMessage, res: ServerResponse, deps: KeyChe
 
 export function requireApiKey(deps: KeyCheckDeps): RequestHandler {
   return (req, res, next) => {
-    checkKey(req, res, deps);
+    try {
+      checkKey(req, res, deps);
+    } finally {
+      // On the answer and on a refusal (a 429 says when to come back) alike.
+      setHeaders(res, rateLimitHeaders([], contextOf(res)));
+    }
     next();
   };
 }

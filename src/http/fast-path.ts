@@ -4,12 +4,15 @@ import type { Clock } from '../time.js';
 import { checkKey, type KeyCheckDeps } from './api-key.js';
 import { resolveCategories, resolveChanges, resolveDetail, resolveList } from './cacheable.js';
 import { contextOf } from './context.js';
+import { leadingHeaders } from './response-head.js';
 import { sendRepresentation, type ResponseCache } from './representation.js';
 
 export interface FastPathDeps extends KeyCheckDeps {
   catalog: Catalog;
   cache: ResponseCache;
   clock: Clock;
+  /** helmet's headers as a flat list (src/http/security-headers.ts). */
+  security: readonly string[];
 }
 
 const PREFIX = '/api/v1/';
@@ -19,13 +22,14 @@ const PREFIX = '/api/v1/';
  * Express, whose routing alone costs more than the rest of such a request (see the README's
  * benchmark figures). It does exactly what the route does for a cache hit, through the same
  * key check and rate limit (run once per request, src/http/api-key.ts), parameter parsing and
- * cache key (src/http/cacheable.ts), after the same request log and security headers
- * (src/app.ts), and it labels the request with the route's own pattern. Anything else (a
+ * cache key (src/http/cacheable.ts), with the same request log (src/app.ts) and the same
+ * headers, written in one call (src/http/response-head.ts), and it labels the request with
+ * the route's own pattern. Anything else (a
  * miss, an error of any kind, a path it does not recognise) returns false and Express handles
  * the request, so every error response still comes from the one error handler.
  */
 export function createFastPath(deps: FastPathDeps) {
-  const { catalog, cache, clock } = deps;
+  const { catalog, cache, clock, security } = deps;
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url;
     if ((req.method !== 'GET' && req.method !== 'HEAD') || url === undefined || !url.startsWith(PREFIX)) return false;
@@ -51,8 +55,9 @@ export function createFastPath(deps: FastPathDeps) {
               : resolveDetail(req, decodeURIComponent(path.slice(9)), session, catalog, now);
       const rep = cache.get(resolved.key);
       if (!rep) return false;
-      contextOf(res).route = route;
-      sendRepresentation(req, res, rep, resolved.view.lastModified(now));
+      const context = contextOf(res);
+      context.route = route;
+      sendRepresentation(req, res, rep, resolved.view.lastModified(now), leadingHeaders(context, security));
       return true;
     } catch {
       return false;

@@ -15,8 +15,8 @@ export type ResponseHook = (req: IncomingMessage, res: ServerResponse, context: 
  * alike (src/app.ts calls `begin` first thing): `req {id, method, url}`, `res {status}`,
  * `responseTime` (ms), and the partner's `keyId` and `errorCode` from the request context.
  * Only those fields are logged, never headers, so the key in X-API-Key cannot reach a log
- * even if the logger's redaction were misconfigured. The request id is echoed in
- * X-Request-Id for support.
+ * even if the logger's redaction were misconfigured. The request id goes in the context, and
+ * from there in X-Request-Id (src/http/response-head.ts), for support.
  *
  * Written here rather than with pino-http, which gave the same line: profiled on a cached
  * page, pino-http's per-request child logger, three listeners and the logger's redaction
@@ -35,7 +35,6 @@ export function requestLog(
   return function begin(req: IncomingMessage, res: ServerResponse): RequestContext {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.setHeader('X-Request-Id', id);
     const context = beginContext(res, id, Date.now());
     // 'close' follows 'finish' for every response, and alone for one cut short.
     res.once('close', () => {

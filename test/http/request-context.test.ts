@@ -1,3 +1,4 @@
+import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
@@ -76,5 +77,38 @@ describe('the request log line', () => {
     const refused = await lineOf('/api/v1/articles', {}, 'ctx-401');
     expect(refused).toMatchObject({ res: { status: 401 }, errorCode: 'missing_api_key' });
     expect(refused.keyId).toBeUndefined();
+  });
+});
+
+describe('the response head', () => {
+  /** Every header of one GET, in the order sent, with the values that vary per request blanked. */
+  async function headOf(url: string, key: string): Promise<string[]> {
+    // node:http's rawHeaders keep the order and case sent (fetch's Headers sort them).
+    const raw = await new Promise<string[]>((resolve, reject) => {
+      get(url, { headers: { 'X-API-Key': key } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.rawHeaders));
+      }).on('error', reject);
+    });
+    const varying = new Set(['date', 'x-request-id', 'ratelimit']);
+    const head: string[] = [];
+    for (let i = 0; i < raw.length; i += 2) head.push(varying.has(raw[i]!.toLowerCase()) ? raw[i]! : `${raw[i]}: ${raw[i + 1]}`);
+    return head;
+  }
+
+  it('is the same, field by field and in order, from Express (first time) and from the fast path (repeated)', async () => {
+    const limited = await startApi({ databasePath: dbPath, clock: testClock(NOW), rateLimit: { perMinute: 600, burstSeconds: 10 } });
+    try {
+      const url = `${limited.url}/api/v1/articles?limit=3`;
+      const byExpress = await headOf(url, partner.key);
+      const byFastPath = await headOf(url, partner.key);
+      expect(byFastPath).toEqual(byExpress);
+      for (const field of ['X-Request-Id', 'Content-Security-Policy', 'RateLimit-Policy: "default";q=', 'RateLimit', 'ETag', 'Link', 'Content-Length']) {
+        expect(byFastPath.some((h) => h.startsWith(field))).toBe(true);
+      }
+      expect(limited.logs.some((l) => l.includes('"url":"/api/v1/articles?limit=3"'))).toBe(true);
+    } finally {
+      await limited.close();
+    }
   });
 });

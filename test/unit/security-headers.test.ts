@@ -2,7 +2,8 @@ import helmet from 'helmet';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { securityHeaders } from '../../src/http/security-headers.js';
+import { setHeaders } from '../../src/http/response-head.js';
+import { securityHeaderList } from '../../src/http/security-headers.js';
 
 /** The headers of one GET to a server whose only handler is `handle`. */
 async function headersFrom(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<[string, string][]> {
@@ -21,12 +22,14 @@ async function headersFrom(handle: (req: IncomingMessage, res: ServerResponse) =
   }
 }
 
-describe('securityHeaders', () => {
-  it('sends exactly what helmet() sends, computed once', async () => {
-    const apply = securityHeaders();
+describe('securityHeaderList', () => {
+  it('sends exactly what helmet() sends, computed once, whether set one by one or written in one head', async () => {
+    const list = securityHeaderList();
     const fromHelmet = await headersFrom((req, res) => helmet()(req, res, () => {}));
-    const precomputed = await headersFrom((_req, res) => apply(res));
+    const setOneByOne = await headersFrom((_req, res) => setHeaders(res, list));
+    const inOneHead = await headersFrom((_req, res) => res.writeHead(200, [...list]));
     expect(fromHelmet.length).toBeGreaterThan(8);
-    expect(precomputed).toEqual(fromHelmet);
+    expect(setOneByOne).toEqual(fromHelmet);
+    expect(inOneHead).toEqual(fromHelmet);
   });
 });
