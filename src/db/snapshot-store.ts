@@ -46,15 +46,16 @@ export class SnapshotStore {
   ) {}
 
   /**
-   * An open connection and its generation, or a ServiceUnavailableError. data_version is read
-   * on every call, so a commit by another process (a revocation) is seen by the very next
-   * request. The file's identity (a stat) is checked once per turn of the event loop: the
-   * requests read from the sockets in one turn share it, which under load turns a system call
-   * per request into one per batch, while any later turn sees a replaced or removed file.
+   * An open connection and its generation, or a ServiceUnavailableError. The file's identity
+   * (a stat) and data_version (which moves when another process commits: a sync) are checked
+   * once per turn of the event loop: the requests read from the sockets in one turn arrived
+   * together and share them, which under load turns a stat and a read transaction (two file
+   * locks) per request into one per batch, while any later turn sees a new sync or a
+   * replaced file. Keys are checked on every request all the same (src/db/keys-store.ts).
    */
   session(): StoreSession {
     try {
-      if (!this.fileChecked || !this.db) {
+      if (!this.fileChecked || !this.db || this.current === undefined) {
         const inode = this.currentInode();
         if (this.db && inode !== this.inode) this.drop('the database file was replaced or removed');
         if (!this.db) {
@@ -64,15 +65,14 @@ export class SnapshotStore {
           this.dataVersion = -1;
           this.connection += 1;
         }
+        const version = prepared(this.db).dataVersion.get() as number;
+        if (version !== this.dataVersion || this.current === undefined) {
+          this.dataVersion = version;
+          this.generation += 1;
+          this.current = { db: this.db, generation: this.generation, connection: this.connection };
+        }
         this.fileChecked = true;
         setImmediate(this.endTurn);
-      }
-      // data_version changes when another connection commits: one cheap call per request.
-      const version = prepared(this.db).dataVersion.get() as number;
-      if (version !== this.dataVersion || this.current === undefined) {
-        this.dataVersion = version;
-        this.generation += 1;
-        this.current = { db: this.db, generation: this.generation, connection: this.connection };
       }
       if (this.lastProblem !== undefined) this.recovered();
       return this.current;

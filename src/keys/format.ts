@@ -1,4 +1,4 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'lsk_';
 const BODY_LENGTH = 32;
@@ -33,11 +33,4 @@ export function hashKey(key: string): string {
 
 export function displayPrefix(key: string): string {
   return key.slice(0, DISPLAY_LENGTH);
-}
-
-/** Constant-time comparison of two hex digests of equal length. */
-export function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
