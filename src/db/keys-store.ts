@@ -1,9 +1,9 @@
-import { statSync } from 'node:fs';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { isStoreFailure, SchemaOutdatedError, statementsFor } from './connection.js';
+import { isStoreFailure, SchemaOutdatedError } from './connection.js';
 import { openKeysReader, type KeysDb } from './keys-connection.js';
 import { KeyUsageRecorder } from './key-usage.js';
+import { ReopeningReader } from './reopening-reader.js';
 
 export interface KeysSession {
   db: KeysDb;
@@ -15,9 +15,6 @@ export interface KeysSession {
   used(id: number, at: number): void;
 }
 
-// db.pragma() would prepare a new statement on every request.
-const prepared = statementsFor((sqlite) => ({ dataVersion: sqlite.prepare('PRAGMA data_version').pluck() }));
-
 const UNAVAILABLE_MESSAGE = 'The service cannot check API keys right now; please retry in a minute.';
 
 /**
@@ -27,27 +24,18 @@ const UNAVAILABLE_MESSAGE = 'The service cannot check API keys right now; please
  * each request so a revocation committed by the CLI is refused on the very next request.
  */
 export class KeysStore {
-  private db: KeysDb | undefined;
-  private inode = 0;
+  private readonly reader: ReopeningReader<KeysDb>;
   private dataVersion = -1;
   private generation = 0;
-  /** The file's identity was checked in this turn of the event loop (see session()). */
-  private fileChecked = false;
-  private readonly endTurn = () => {
-    this.fileChecked = false;
-  };
   /** Reused while nothing changed: a new object only when the generation moves. */
   private current: KeysSession | undefined;
-  private lastProblem: string | undefined;
   private readonly usage: KeyUsageRecorder;
 
-  constructor(
-    private readonly path: string,
-    private readonly busyTimeoutMs: number,
-    private readonly logger: Logger,
-    options: { lastUsedIntervalMs?: number } = {},
-  ) {
+  constructor(path: string, busyTimeoutMs: number, logger: Logger, options: { lastUsedIntervalMs?: number } = {}) {
     this.usage = new KeyUsageRecorder(path, logger, options.lastUsedIntervalMs);
+    this.reader = new ReopeningReader({ path, open: () => openKeysReader(path, { busyTimeoutMs }), logger, store: 'keys', noun: 'keys database' });
+    // A broken or replaced file: the last-used writer reopens with the reader.
+    this.reader.onDrop = () => this.usage.closeWriter();
   }
 
   /**
@@ -58,24 +46,12 @@ export class KeysStore {
    */
   session(): KeysSession {
     try {
-      if (!this.fileChecked || !this.db) {
-        const inode = this.currentInode();
-        if (this.db && inode !== this.inode) this.drop('the keys database file was replaced or removed');
-        if (!this.db) {
-          if (inode === 0) throw Object.assign(new Error('keys database file not found'), { code: 'ENOENT' });
-          this.db = openKeysReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
-          this.inode = inode;
-          this.dataVersion = -1;
-          this.current = undefined;
-        }
-        this.fileChecked = true;
-        setImmediate(this.endTurn);
-      }
-      const version = prepared(this.db).dataVersion.get() as number;
-      if (version !== this.dataVersion || this.current === undefined) {
+      const { db } = this.reader.use();
+      const version = this.reader.dataVersion(db);
+      // A new connection starts a new generation even if its version number is the same.
+      if (version !== this.dataVersion || this.current?.db !== db) {
         this.dataVersion = version;
         this.generation += 1;
-        const db = this.db;
         this.current = {
           db,
           generation: this.generation,
@@ -89,7 +65,7 @@ export class KeysStore {
           used: (id, at) => this.usage.touch(id, at),
         };
       }
-      if (this.lastProblem !== undefined) this.recovered();
+      this.reader.available();
       return this.current;
     } catch (error) {
       throw this.failure(error);
@@ -99,13 +75,14 @@ export class KeysStore {
   /** Turns a store failure into the 503 to throw, dropping the connection so the next use reopens it. */
   failure(error: unknown): unknown {
     if (error instanceof ServiceUnavailableError || !isStoreFailure(error)) return error;
+    this.reader.recheck();
     const reason = describe(error);
     const code = (error as { code?: string }).code;
-    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') this.drop(reason);
-    if (this.lastProblem !== reason) {
-      this.lastProblem = reason;
-      this.logger.error({ store: 'keys', path: this.path, reason }, `keys database unavailable: ${reason}`);
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') {
+      this.reader.drop(reason);
+      this.current = undefined;
     }
+    this.reader.problem(reason);
     return new ServiceUnavailableError(UNAVAILABLE_MESSAGE, reason, { cause: error });
   }
 
@@ -123,36 +100,8 @@ export class KeysStore {
 
   close(): void {
     this.usage.close();
-    this.db?.$client.close();
-    this.db = undefined;
-  }
-
-  private currentInode(): number {
-    try {
-      return statSync(this.path).ino;
-    } catch {
-      return 0;
-    }
-  }
-
-  private drop(reason: string): void {
-    this.usage.closeWriter();
-    if (!this.db) return;
-    try {
-      this.db.$client.close();
-    } catch {
-      // Closing a connection to a broken file may fail too; it is being discarded anyway.
-    }
-    this.db = undefined;
     this.current = undefined;
-    this.generation += 1;
-    this.logger.warn({ store: 'keys', reason }, 'closed the keys database connection');
-  }
-
-  private recovered(): void {
-    if (this.lastProblem === undefined) return;
-    this.logger.info({ store: 'keys', previous: this.lastProblem }, 'keys database available again');
-    this.lastProblem = undefined;
+    this.reader.close();
   }
 }
 

@@ -1,7 +1,7 @@
-import { statSync } from 'node:fs';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { isStoreFailure, openReader, statementsFor, type Db } from './connection.js';
+import { isStoreFailure, openReader, type Db } from './connection.js';
+import { ReopeningReader } from './reopening-reader.js';
 
 export interface StoreSession {
   db: Db;
@@ -14,36 +14,24 @@ export interface StoreSession {
   connection: number;
 }
 
-// db.pragma() would prepare a new statement on every request.
-const prepared = statementsFor((sqlite) => ({ dataVersion: sqlite.prepare('PRAGMA data_version').pluck() }));
-
 const UNAVAILABLE_MESSAGE = 'The service cannot read its content store right now; please retry in a minute.';
 
 /**
  * The API's read-only handle on the snapshot. It opens the database lazily, reopens it when
- * the file was replaced or removed, and turns every store failure into a 503 without ever
- * crashing the process: the API stays up and recovers when the store comes back.
+ * the file was replaced or removed (src/db/reopening-reader.ts), and turns every store
+ * failure into a 503 without ever crashing the process: the API stays up and recovers when
+ * the store comes back.
  */
 export class SnapshotStore {
-  private db: Db | undefined;
-  private inode = 0;
+  private readonly reader: ReopeningReader<Db>;
   private dataVersion = -1;
   private generation = 0;
-  private connection = 0;
-  private lastProblem: string | undefined;
-  /** The file's identity was checked in this turn of the event loop (see session()). */
-  private fileChecked = false;
-  private readonly endTurn = () => {
-    this.fileChecked = false;
-  };
   /** Reused while nothing changed: a new object only when the generation moves. */
   private current: StoreSession | undefined;
 
-  constructor(
-    private readonly path: string,
-    private readonly busyTimeoutMs: number,
-    private readonly logger: Logger,
-  ) {}
+  constructor(path: string, busyTimeoutMs: number, logger: Logger) {
+    this.reader = new ReopeningReader({ path, open: () => openReader(path, { busyTimeoutMs }), logger, store: 'sqlite', noun: 'snapshot' });
+  }
 
   /**
    * An open connection and its generation, or a ServiceUnavailableError. The file's identity
@@ -55,27 +43,18 @@ export class SnapshotStore {
    */
   session(): StoreSession {
     try {
-      if (!this.fileChecked || !this.db || this.current === undefined) {
-        const inode = this.currentInode();
-        if (this.db && inode !== this.inode) this.drop('the database file was replaced or removed');
-        if (!this.db) {
-          if (inode === 0) throw Object.assign(new Error('database file not found'), { code: 'ENOENT' });
-          this.db = openReader(this.path, { busyTimeoutMs: this.busyTimeoutMs });
-          this.inode = inode;
-          this.dataVersion = -1;
-          this.connection += 1;
-        }
-        const version = prepared(this.db).dataVersion.get() as number;
-        if (version !== this.dataVersion || this.current === undefined) {
+      const { db, fresh } = this.reader.use();
+      if (fresh || this.current?.db !== db) {
+        const version = this.reader.dataVersion(db);
+        // A new connection starts a new generation even if its version number is the same.
+        if (version !== this.dataVersion || this.current?.db !== db) {
           this.dataVersion = version;
           this.generation += 1;
-          this.current = { db: this.db, generation: this.generation, connection: this.connection };
+          this.current = { db, generation: this.generation, connection: this.reader.connection };
         }
-        this.fileChecked = true;
-        setImmediate(this.endTurn);
       }
-      if (this.lastProblem !== undefined) this.recovered();
-      return this.current;
+      this.reader.available();
+      return this.current!;
     } catch (error) {
       throw this.failed(error);
     }
@@ -103,8 +82,7 @@ export class SnapshotStore {
 
   close(): void {
     this.current = undefined;
-    this.db?.$client.close();
-    this.db = undefined;
+    this.reader.close();
   }
 
   /**
@@ -116,42 +94,17 @@ export class SnapshotStore {
    * identity and the version check decide at the next use whether it must be reopened.
    */
   private failed(error: unknown): unknown {
+    this.reader.recheck();
     const unavailable = storeUnavailable(error);
     if (!unavailable) return error;
     const code = (error as { code?: string }).code;
-    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') this.drop(unavailable.reason);
-    if (this.lastProblem !== unavailable.reason) {
-      this.lastProblem = unavailable.reason;
-      this.logger.error({ store: 'sqlite', path: this.path, reason: unavailable.reason }, `snapshot unavailable: ${unavailable.reason}`);
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') {
+      this.reader.drop(unavailable.reason);
+      this.current = undefined;
+      this.generation += 1;
     }
+    this.reader.problem(unavailable.reason);
     return unavailable;
-  }
-
-  private currentInode(): number {
-    try {
-      return statSync(this.path).ino;
-    } catch {
-      return 0;
-    }
-  }
-
-  private drop(reason: string): void {
-    if (!this.db) return;
-    try {
-      this.db.$client.close();
-    } catch {
-      // Closing a connection to a broken file may fail too; it is being discarded anyway.
-    }
-    this.db = undefined;
-    this.current = undefined;
-    this.generation += 1;
-    this.logger.warn({ store: 'sqlite', reason }, 'closed the snapshot connection');
-  }
-
-  private recovered(): void {
-    if (this.lastProblem === undefined) return;
-    this.logger.info({ store: 'sqlite', previous: this.lastProblem }, 'snapshot available again');
-    this.lastProblem = undefined;
   }
 }
 

@@ -1,0 +1,53 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { KeysStore } from '../../src/db/keys-store.js';
+import { SnapshotStore } from '../../src/db/snapshot-store.js';
+import { revokeKey } from '../../src/keys/manage.js';
+import { addKey, keysPathFor, memoryLogger, withKeys } from '../support/api.js';
+import { rawArticle } from '../support/cms-fixtures.js';
+import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+
+/*
+ * When each store notices a commit by another connection: the keys on every call (a
+ * revocation is refused on the very next request), the snapshot once per turn of the event
+ * loop (the requests of one turn share one look at the file).
+ */
+
+const dir = tempDir('store-sessions-');
+const snapshotPath = dir.path('snapshot.db');
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+afterAll(() => dir.cleanup());
+
+describe('store sessions', () => {
+  it('the keys store sees a commit at the very next call, in the same turn', () => {
+    buildSnapshot(snapshotPath, { sections: [], articles: [] });
+    const { id } = addKey(snapshotPath);
+    const store = new KeysStore(keysPathFor(snapshotPath), 1_000, memoryLogger().logger);
+    try {
+      const before = store.session().generation;
+      withKeys(snapshotPath, (db) => revokeKey(db, id, () => Date.now()));
+      expect(store.session().generation).toBeGreaterThan(before);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('the snapshot store sees a commit from the next turn of the event loop', async () => {
+    const path = dir.path('turns.db');
+    buildSnapshot(path, { sections: [], articles: [] });
+    const store = new SnapshotStore(path, 1_000, memoryLogger().logger);
+    try {
+      const first = store.session();
+      buildSnapshot(path, { sections: [], articles: [rawArticle({ slug: 'later' })] });
+      expect(store.session()).toBe(first);
+      await nextTurn();
+      const next = store.session();
+      expect(next.generation).toBeGreaterThan(first.generation);
+      expect(next.db).toBe(first.db);
+      await nextTurn();
+      expect(store.session()).toBe(next);
+    } finally {
+      store.close();
+    }
+  });
+});
