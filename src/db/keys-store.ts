@@ -46,7 +46,7 @@ export class KeysStore {
    */
   session(): KeysSession {
     try {
-      const { db } = this.reader.use();
+      const db = this.reader.use();
       const version = this.reader.dataVersion(db);
       // A new connection starts a new generation even if its version number is the same.
       if (version !== this.dataVersion || this.current?.db !== db) {

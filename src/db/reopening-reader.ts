@@ -40,13 +40,18 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
 
   constructor(private readonly options: ReaderOptions<D>) {}
 
+  /** Whether the last use() checked the file (first use in its turn, or a new connection). */
+  checkedNow = false;
+
   /**
-   * The connection, after the once-per-turn check of the file; `fresh` is true when that check
-   * ran in this call (the first use in this turn, or a reopened connection). Throws what
-   * stat-ing or opening the file throws.
+   * The connection, after the once-per-turn check of the file (see checkedNow). Throws what
+   * stat-ing or opening the file throws. Runs on every request: it allocates nothing.
    */
-  use(): { db: D; fresh: boolean } {
-    if (this.checkedThisTurn && this.db) return { db: this.db, fresh: false };
+  use(): D {
+    if (this.checkedThisTurn && this.db) {
+      this.checkedNow = false;
+      return this.db;
+    }
     const inode = this.currentInode();
     if (this.db && inode !== this.inode) this.drop(`the ${this.options.noun} file was replaced or removed`);
     if (!this.db) {
@@ -56,8 +61,9 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
       this.connection += 1;
     }
     this.checkedThisTurn = true;
+    this.checkedNow = true;
     setImmediate(this.endTurn);
-    return { db: this.db, fresh: true };
+    return this.db;
   }
 
   /** Makes the next use check the file again, even in this turn (after a failed use). */

@@ -43,8 +43,8 @@ export class SnapshotStore {
    */
   session(): StoreSession {
     try {
-      const { db, fresh } = this.reader.use();
-      if (fresh || this.current?.db !== db) {
+      const db = this.reader.use();
+      if (this.reader.checkedNow || this.current?.db !== db) {
         const version = this.reader.dataVersion(db);
         // A new connection starts a new generation even if its version number is the same.
         if (version !== this.dataVersion || this.current?.db !== db) {

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import type { ClientAddress } from './client-address.js';
-import { beginContext, type RequestContext } from './context.js';
+import { beginContext, contextOf, type RequestContext } from './context.js';
 import { redactKeys } from './redact-url.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -34,19 +34,25 @@ export function requestLog(
   // cost more than writing the line, have nothing to find: this child skips them.
   const logger = parent.child({}, { redact: { paths: [] }, formatters: { log: (line: object) => line } });
   const write = requestLineWriter(logger);
+  // One listener shared by every response (a response is its `this`, its request `req`): no
+  // closure and no once-wrapper per request. 'close' is emitted once per response.
+  function onClose(this: ServerResponse): void {
+    const res = this;
+    const req = res.req;
+    const context = contextOf(res);
+    logLine(logger, write, req, res, context, clientAddress);
+    if (onResponse) {
+      // Express's route pattern, for a request it answered; the fast path set the same one.
+      context.route ??= (req as { route?: { path?: unknown } }).route?.path as string | undefined;
+      onResponse(req, res, context);
+    }
+  }
   return function begin(req: IncomingMessage, res: ServerResponse): RequestContext {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const context = beginContext(res, id, Date.now());
     // 'close' follows 'finish' for every response, and alone for one cut short.
-    res.once('close', () => {
-      logLine(logger, write, req, res, context, clientAddress);
-      if (onResponse) {
-        // Express's route pattern, for a request it answered; the fast path set the same one.
-        context.route ??= (req as { route?: { path?: unknown } }).route?.path as string | undefined;
-        onResponse(req, res, context);
-      }
-    });
+    res.on('close', onClose);
     return context;
   };
 }

@@ -10,6 +10,8 @@ interface KnownKey {
   /** Epoch ms from which the key is expired; Infinity when it never expires. */
   expiresAt: number;
   rateLimitPerMinute: number | null;
+  /** What verify() returns for it: made once per read of the table, not per request. */
+  verified: VerifiedKey;
 }
 
 /** A key that passed the check: who it is, and what the API needs to serve it. */
@@ -77,7 +79,7 @@ export class KeyVerifier {
       throw new ApiKeyError('expired_api_key', 'This API key has expired; ask the editors for a new one.');
     }
     session.used(known.id, now);
-    return { id: known.id, rateLimitPerMinute: known.rateLimitPerMinute };
+    return known.verified;
   }
 
   private refresh(session: KeysSession): void {
@@ -89,6 +91,7 @@ export class KeyVerifier {
         revoked: row.revokedAt !== null,
         expiresAt: row.expiresAt === null ? Infinity : Date.parse(row.expiresAt),
         rateLimitPerMinute: row.rateLimitPerMinute,
+        verified: Object.freeze({ id: row.id, rateLimitPerMinute: row.rateLimitPerMinute }),
       });
     }
     this.byHash = next;
