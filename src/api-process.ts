@@ -5,7 +5,7 @@ import { KeysStore } from './db/keys-store.js';
 import { SnapshotStore } from './db/snapshot-store.js';
 import { drainable } from './http/drain.js';
 import { createApiServer } from './http/server-limits.js';
-import { createLogger } from './logger.js';
+import { createLogger, endLogOutput } from './logger.js';
 import { ApiMetrics } from './observability/api-metrics.js';
 import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from './observability/registry.js';
 import { createApiSearchEngine } from './search/create-engine.js';
@@ -81,8 +81,9 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
         // Writes the last-used times recorded since the last minute's batch.
         keysStore.close();
         logger.info('stopped');
-        logger.flush();
-        process.exit(0);
+        // Every line is written before the exit, waiting at most a second for a slow reader.
+        setTimeout(() => process.exit(0), 1_000).unref();
+        endLogOutput(logger, () => process.exit(0));
       });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -1,30 +1,42 @@
 import type { DestinationStream } from 'pino';
 
-/** Where a batch goes: a synchronous writer (pino.destination with sync: true). */
+/** Where a batch goes: pino.destination (SonicBoom). */
 export interface LineWriter {
   write(text: string): unknown;
+  /** Writes everything pending now, blocking: called at exit. */
+  flushSync?(): void;
+  /** Writes everything pending, then emits 'close' (SonicBoom leaves fd 1 open). */
+  end?(): void;
+  once?(event: 'close', listener: () => void): unknown;
 }
 
 /**
- * Gathers the log lines written during one turn of the event loop and writes them as one
- * string when the turn ends (setImmediate), at pino's flush() and at exit. The API writes a
- * line per request, and the requests read from the sockets in one turn are answered in that
- * turn: one write per turn instead of one per line. The writer is synchronous (pino's own
- * default), so no line waits on a thread and none is lost at a normal exit or a crash that
- * runs 'exit' handlers; a line waits at most for the rest of its turn.
+ * Gathers the log lines written during one turn of the event loop and hands them to the
+ * writer as one string when the turn ends (setImmediate), at pino's flush() and at exit. The
+ * API writes a line per request, and the requests read from the sockets in one turn are
+ * answered in that turn: one write per turn instead of one per line. The writer stays
+ * asynchronous (SonicBoom on libuv's thread pool): a log reader that stops reading (a full
+ * pipe) holds a thread, never the event loop. At exit, even after an uncaught error, what is
+ * pending is written synchronously.
  *
  * Measured on a cached page: a line per asynchronous write, or SonicBoom's minLength (which
  * measures its whole pending buffer again at each line), cost the answer 5-10% of its CPU.
  */
 export class TurnBatch implements DestinationStream {
   private pending: string[] = [];
+  private ended = false;
   private readonly endTurn = () => this.drain();
 
   constructor(private readonly out: LineWriter) {
-    process.once('exit', this.endTurn);
+    // pino registered its own exit flush when the writer was made, before this one runs.
+    process.once('exit', () => {
+      this.drain();
+      this.out.flushSync?.();
+    });
   }
 
   write(line: string): void {
+    if (this.ended) return;
     if (this.pending.length === 0) setImmediate(this.endTurn);
     this.pending.push(line);
   }
@@ -33,6 +45,20 @@ export class TurnBatch implements DestinationStream {
   flush(callback?: (error?: Error) => void): void {
     this.drain();
     callback?.();
+  }
+
+  /**
+   * Writes what is pending and calls back once the writer has written everything: the API's
+   * graceful stop waits for this before it exits, since lines still in a thread's hands would
+   * be lost at exit. Lines logged after this are dropped.
+   */
+  end(callback: () => void): void {
+    this.drain();
+    this.ended = true;
+    const { out } = this;
+    if (!out.end || !out.once) return callback();
+    out.once('close', callback);
+    out.end();
   }
 
   private drain(): void {

@@ -80,6 +80,12 @@ function isoTime(): string {
   return lastTime.text;
 }
 
+/**
+ * The API's log lines waiting for a stdout nobody reads (a stuck pipe): past this, new lines
+ * are dropped rather than kept without bound. The API never waits for its log reader.
+ */
+const MAX_PENDING_BYTES = 32 * 1024 * 1024;
+
 /** One pino setup for the API, the worker and the CLI: JSON lines, secrets redacted. */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
@@ -94,6 +100,17 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { pid: process.pid },
       timestamp: isoTime,
     },
-    options.destination ?? (options.batched ? new TurnBatch(pino.destination({ dest: 1, sync: true })) : pino.destination({ dest: 1, sync: false })),
+    options.destination ?? (options.batched ? new TurnBatch(pino.destination({ dest: 1, sync: false, maxLength: MAX_PENDING_BYTES })) : pino.destination({ dest: 1, sync: false })),
   );
+}
+
+/**
+ * Writes every line the logger still holds, then calls back: the API's graceful stop, before
+ * it exits (src/log-batch.ts). Other outputs are flushed and the callback runs at once.
+ */
+export function endLogOutput(logger: Logger, callback: () => void): void {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  if (stream instanceof TurnBatch) return stream.end(callback);
+  logger.flush();
+  callback();
 }
