@@ -30,6 +30,8 @@ export class TurnBatch implements DestinationStream {
   constructor(private readonly out: LineWriter) {
     // pino registered its own exit flush when the writer was made, before this one runs.
     process.once('exit', () => {
+      // After end() everything was written, and the writer refuses any further call.
+      if (this.ended) return;
       this.drain();
       this.out.flushSync?.();
     });

@@ -5,7 +5,7 @@ import type { RequestContext } from './context.js';
  * Response headers as flat `[name, value, ...]` lists, handed to res.writeHead in one call.
  * Profiled on a cached page, the same two dozen headers cost about as much CPU as all of bare
  * node:http's answer when set one by one with setHeader (each is validated, lower-cased and
- * kept in a map, which is then walked again), and half that as one list given to writeHead
+ * kept in a map, which is then walked again), and a third of that as one list given to writeHead
  * on a response that has no header set yet. The fast path builds its whole head that way;
  * Express's responses set the same fields with setHeader.
  */

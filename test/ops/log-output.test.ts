@@ -37,9 +37,11 @@ describe('the API log output', () => {
     buildSnapshot(databasePath, { sections: [], articles: [] });
     const child = spawn(process.execPath, [SERVER_PATH], {
       env: { PATH: process.env.PATH ?? '', DATABASE_PATH: databasePath, KEYS_DATABASE_PATH: dir.path('keys.db'), LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     started.push(child);
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       let output = '';
@@ -67,6 +69,8 @@ describe('the API log output', () => {
       child.stdout!.resume();
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      // A clean stop: nothing on stderr (no error thrown while the output was being ended).
+      expect(stderr).toBe('');
       const requestLines = output.split('\n').filter((l) => l.includes('"url":"/no-such-path-'));
       expect(requestLines).toHaveLength(REQUESTS);
     } finally {
