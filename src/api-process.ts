@@ -60,8 +60,8 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   } catch {
     // Already logged by the store; requests answer 503 until it comes back.
   }
-  // Lines are written in batches: the operator (and a supervisor waiting for the line) sees
-  // the start at once.
+  // Lines are written once per turn of the event loop: the operator (and a supervisor waiting
+  // for the line) sees the start at once.
   logger.flush();
 
   const stop = (signal: string) => {

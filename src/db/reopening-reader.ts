@@ -33,15 +33,18 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
     this.checkedThisTurn = false;
   };
   private lastProblem: string | undefined;
-  /** Counts the connections opened: a new one may be to another file. */
-  connection = 0;
+  private opened = 0;
+  /** Whether the last use() checked the file (first use in its turn, or a new connection). */
+  checkedNow = false;
   /** Called when a connection is dropped (the keys store closes its writer too). */
   onDrop: (() => void) | undefined;
 
   constructor(private readonly options: ReaderOptions<D>) {}
 
-  /** Whether the last use() checked the file (first use in its turn, or a new connection). */
-  checkedNow = false;
+  /** Counts the connections opened: a new one may be to another file. */
+  get connection(): number {
+    return this.opened;
+  }
 
   /**
    * The connection, after the once-per-turn check of the file (see checkedNow). Throws what
@@ -58,7 +61,7 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
       if (inode === 0) throw Object.assign(new Error(`${this.options.noun} file not found`), { code: 'ENOENT' });
       this.db = this.options.open();
       this.inode = inode;
-      this.connection += 1;
+      this.opened += 1;
     }
     this.checkedThisTurn = true;
     this.checkedNow = true;

@@ -99,9 +99,9 @@ export class SnapshotStore {
     if (!unavailable) return error;
     const code = (error as { code?: string }).code;
     if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') {
+      // The next session opens a new connection, and so starts a new generation.
       this.reader.drop(unavailable.reason);
       this.current = undefined;
-      this.generation += 1;
     }
     this.reader.problem(unavailable.reason);
     return unavailable;

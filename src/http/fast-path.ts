@@ -24,9 +24,9 @@ const PREFIX = '/api/v1/';
  * key check and rate limit (run once per request, src/http/api-key.ts), parameter parsing and
  * cache key (src/http/cacheable.ts), with the same request log (src/app.ts) and the same
  * headers, written in one call (src/http/response-head.ts), and it labels the request with
- * the route's own pattern. Anything else (a
- * miss, an error of any kind, a path it does not recognise) returns false and Express handles
- * the request, so every error response still comes from the one error handler.
+ * the route's own pattern. Anything else (a miss, an error of any kind, a path it does not
+ * recognise) returns false and Express handles the request, so every error response still
+ * comes from the one error handler.
  */
 export function createFastPath(deps: FastPathDeps) {
   const { catalog, cache, clock, security } = deps;

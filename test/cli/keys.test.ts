@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+import type { CreatedJson } from './keys-helpers.js';
 import { lines, runCli, type RunResult } from './run-node.js';
 
 /*
@@ -24,15 +25,6 @@ function freshDir() {
   const dir = tempDir('keys-cli-test-');
   dirs.push(dir);
   return dir;
-}
-
-interface CreatedJson {
-  id: number;
-  partner: string;
-  key: string;
-  created_at: string;
-  expires_at: string | null;
-  rate_limit_per_minute: number | null;
 }
 
 interface KeyRow {
