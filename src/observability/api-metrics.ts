@@ -37,13 +37,12 @@ export interface CacheStats {
   entries: number;
 }
 
-/** The search pool's counts (`stats()`), when it has them. */
-export interface SearchStats {
-  inFlight: number;
-  queued: number;
-  /** Refused searches since start, in total or by reason. */
-  refused?: number | Record<string, number>;
-}
+/**
+ * The search engine's flat counts (`stats()`): admission's `in_flight`, `queued`, `admitted`
+ * and `refused_<reason>` (src/search/admission.ts), then the engine's own (`threads_replaced`,
+ * `ranked_cache_bytes`, ...). Any may be missing: an engine reports what it has.
+ */
+export type SearchStats = Partial<Record<string, number>>;
 
 export interface SyncHealth {
   lastSuccessAt: number | undefined;
@@ -174,21 +173,26 @@ export class ApiMetrics {
     counter('response_cache_misses_total', 'Response cache misses since start.', () => sources().cache?.()?.misses);
     gauge('response_cache_bytes', 'Bytes held by the response cache.', () => sources().cache?.()?.bytes, 'sum');
     gauge('response_cache_entries', 'Entries in the response cache.', () => sources().cache?.()?.entries, 'sum');
-    gauge('search_in_flight', 'Searches running now.', () => sources().search?.()?.inFlight, 'sum');
-    gauge('search_queued', 'Searches waiting for a slot.', () => sources().search?.()?.queued, 'sum');
+    const search = (name: string) => () => sources().search?.()?.[name];
+    gauge('search_in_flight', 'Searches running now.', search('in_flight'), 'sum');
+    gauge('search_queued', 'Searches waiting for a slot.', search('queued'), 'sum');
+    counter('search_admitted_total', 'Searches given a slot since start.', search('admitted'));
     new Counter({
       name: `${P}search_pool_refused_total`,
-      help: 'Searches the pool refused since start, by reason (when the pool counts them).',
+      help: 'Searches refused with search_busy since start, by reason: queue_full, key_share, timeout.',
       labelNames: ['reason'],
       registers: [registry],
       aggregator: 'sum',
       collect() {
         this.reset();
-        const refused = sources().search?.()?.refused;
-        if (typeof refused === 'number') this.inc({ reason: 'all' }, refused);
-        else if (refused) for (const [reason, n] of Object.entries(refused)) this.inc({ reason }, n);
+        const stats = sources().search?.() ?? {};
+        for (const [name, n] of Object.entries(stats)) {
+          if (name.startsWith('refused_') && n !== undefined) this.inc({ reason: name.slice('refused_'.length) }, n);
+        }
       },
     });
+    counter('search_threads_replaced_total', 'Search threads replaced since start: a search stopped at its time budget, or a thread that died.', search('threads_replaced'));
+    gauge('search_ranked_cache_bytes', "Bytes held by the search threads' ranked results.", search('ranked_cache_bytes'), 'sum');
   }
 }
 

@@ -85,6 +85,36 @@ describe('the API metrics endpoint (METRICS_PORT)', () => {
     expect(m.value('process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
+  it('counts searches admitted and refused by reason, and shows none in flight once they answered', async () => {
+    // One slot, no queue, one key: of searches sent at once, those arriving while one runs are
+    // refused at arrival (key_share here, as the key already holds every place).
+    const busy = await spawnApi({ DATABASE_PATH: dbPath, METRICS_PORT: '0', SEARCH_WORKERS: '1', SEARCH_CONCURRENCY: '1', SEARCH_QUEUE: '0', SEARCH_KEY_SHARE_PERCENT: '100' });
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${busy.url}/api/v1/search?q=hello+w${i}`, { headers: { 'X-API-Key': key } }).then(async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        }),
+      ),
+    );
+    const answered = statuses.filter((s) => s === 200).length;
+    const refused = statuses.filter((s) => s === 503).length;
+    expect(answered + refused).toBe(20);
+    expect(refused).toBeGreaterThan(0);
+
+    const m = await scrape(busy.metricsUrl!);
+    expect(m.types.get('syndication_search_pool_refused_total')).toBe('counter');
+    const byReason = ['queue_full', 'key_share', 'timeout'].map((reason) => m.value('syndication_search_pool_refused_total', { reason }) ?? 0);
+    expect(byReason.reduce((a, b) => a + b)).toBe(refused);
+    expect(m.value('syndication_search_pool_refused_total', { reason: 'timeout' })).toBe(0);
+    expect(m.value('syndication_search_admitted_total')).toBe(answered);
+    expect(m.value('syndication_load_refusals_total', { reason: 'search_busy' })).toBe(refused);
+    expect(m.value('syndication_search_in_flight')).toBe(0);
+    expect(m.value('syndication_search_queued')).toBe(0);
+    expect(m.value('syndication_search_threads_replaced_total')).toBe(0);
+    expect(m.value('syndication_search_ranked_cache_bytes')).toBeGreaterThan(0);
+  });
+
   it('is not served on the partners port, and answers nothing but /metrics on its own', async () => {
     expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
     expect((await fetch(`${api.metricsUrl}/`)).status).toBe(404);
