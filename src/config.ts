@@ -200,6 +200,7 @@ const searchRuntime = {
   SEARCH_CONCURRENCY: optional(int(1, 1_024)),
   SEARCH_QUEUE: optional(int(0, 10_000)),
   SEARCH_TIMEOUT_MS: optional(int(50, 600_000)).default(2_000),
+  SEARCH_MAX_WAIT_MS: optional(int(0, 600_000)).default(250),
   SEARCH_KEY_SHARE_PERCENT: optional(int(1, 100)).default(50),
   SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(2_000),
   SEARCH_WORKER_NICE: optional(int(0, 19)).default(10),
@@ -213,6 +214,8 @@ export interface SearchRuntimeConfig {
   concurrency: number;
   /** Searches waiting for a slot; past it, search_busy. */
   queue: number;
+  /** Longest a search may wait for a slot, expected at arrival or seen; past it, search_busy. */
+  maxWaitMs: number;
   /** Longest a search may take, waiting included; past it, search_busy (and its worker is replaced). */
   timeoutMs: number;
   /** Share of the running slots and of the waiting places one key may hold, in percent. */
@@ -235,7 +238,7 @@ function cacheBudget(total: number): { response: number; search: number } {
 }
 
 function searchRuntimeConfig(
-  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_WORKER_NICE: number },
+  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_WORKER_NICE: number },
   engine: SearchConfig['engine'],
   searchCacheBytes: number,
 ): SearchRuntimeConfig {
@@ -248,6 +251,7 @@ function searchRuntimeConfig(
     workers,
     concurrency,
     queue: v.SEARCH_QUEUE ?? 2 * concurrency,
+    maxWaitMs: v.SEARCH_MAX_WAIT_MS,
     timeoutMs: v.SEARCH_TIMEOUT_MS,
     keySharePercent: v.SEARCH_KEY_SHARE_PERCENT,
     rankAllMax: v.SEARCH_RANK_ALL_MAX,

@@ -5,13 +5,18 @@ export interface AdmissionLimits {
   concurrency: number;
   /** Searches waiting for a slot, all keys together. */
   queue: number;
+  /**
+   * Longest a search may wait for a slot: one expected to wait longer (from how long searches
+   * have been taking) is refused at arrival, and one still waiting then is refused.
+   */
+  maxWaitMs: number;
   /** Longest a search may take from its arrival, waiting included. */
   timeoutMs: number;
   /** Share (percent) of the running slots, and of running + waiting places, one key may hold. */
   keySharePercent: number;
 }
 
-export type RefusalReason = 'queue_full' | 'key_share' | 'timeout';
+export type RefusalReason = 'queue_full' | 'wait' | 'key_share' | 'timeout';
 
 interface Waiter {
   key: string;
@@ -23,10 +28,17 @@ interface KeyLoad {
   held: number;
 }
 
+/** Weight of the latest search in the running average of how long searches take. */
+const SERVICE_WEIGHT = 0.2;
+
 /**
  * Admission control for search, fair between partners: a bounded number of searches run, a
  * bounded number wait, and past either, or past the time budget, the partner gets a fast
- * `503 search_busy` with Retry-After instead of a queue of seconds. One key may hold only its
+ * `503 search_busy` with Retry-After instead of a queue of seconds. How long a search would
+ * wait is bounded in time too, not only in places: the same queue that empties in 100 ms on a
+ * quiet host takes seconds on a loaded one, so a search whose expected wait (the searches
+ * ahead of it, times how long searches have been taking lately) passes `maxWaitMs` is refused
+ * at once, and one that still waits at `maxWaitMs` is refused then. One key may hold only its
  * share of the running slots and of all places, so one partner's burst is refused before it
  * starves the others; waiting searches are started round-robin between keys.
  */
@@ -34,14 +46,20 @@ export class Admission {
   private running = 0;
   private queued = 0;
   private admitted = 0;
-  private readonly refused: Record<RefusalReason, number> = { queue_full: 0, key_share: 0, timeout: 0 };
+  private readonly refused: Record<RefusalReason, number> = { queue_full: 0, wait: 0, key_share: 0, timeout: 0 };
+  /** Running average of how long an admitted search held its slot (ms); 0 until one ended. */
+  private serviceMs = 0;
   private readonly keys = new Map<string, KeyLoad>();
   /** Waiting searches per key; Map order is the round-robin order. */
   private readonly waiting = new Map<string, Waiter[]>();
   readonly maxRunningPerKey: number;
   readonly maxHeldPerKey: number;
 
-  constructor(private readonly limits: AdmissionLimits) {
+  constructor(
+    private readonly limits: AdmissionLimits,
+    /** Milliseconds, for the service-time average; tests pass their own. */
+    private readonly now: () => number = () => performance.now(),
+  ) {
     const share = limits.keySharePercent / 100;
     this.maxRunningPerKey = Math.max(1, Math.floor(limits.concurrency * share));
     this.maxHeldPerKey = Math.max(1, Math.floor((limits.concurrency + limits.queue) * share));
@@ -57,6 +75,7 @@ export class Admission {
     if (load.held >= this.maxHeldPerKey) throw this.refuse('key_share');
     const canStart = this.running < this.limits.concurrency && load.running < this.maxRunningPerKey;
     if (!canStart && this.queued >= this.limits.queue) throw this.refuse('queue_full');
+    if (!canStart && this.expectedWaitMs() > this.limits.maxWaitMs) throw this.refuse('wait');
 
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(this.refuse('timeout')), this.limits.timeoutMs);
@@ -65,13 +84,21 @@ export class Admission {
     this.keys.set(key, load);
     let started = false;
     try {
-      if (!canStart) await this.wait(key, controller.signal);
+      if (!canStart) {
+        const waitTimer = setTimeout(() => controller.abort(this.refuse('wait')), this.limits.maxWaitMs);
+        try {
+          await this.wait(key, controller.signal);
+        } finally {
+          clearTimeout(waitTimer);
+        }
+      }
       started = true;
       this.running += 1;
       load.running += 1;
       this.admitted += 1;
+      const startedAt = this.now();
       const work = task(controller.signal);
-      const release = () => this.release(key, load);
+      const release = () => this.release(key, load, this.now() - startedAt);
       work.then(release, release);
       return await Promise.race([work, aborted<T>(controller.signal)]);
     } finally {
@@ -87,9 +114,16 @@ export class Admission {
       queued: this.queued,
       admitted: this.admitted,
       refused_queue_full: this.refused.queue_full,
+      refused_wait: this.refused.wait,
       refused_key_share: this.refused.key_share,
       refused_timeout: this.refused.timeout,
+      service_ms: Math.round(this.serviceMs),
     };
+  }
+
+  /** How long a search arriving now would wait: the rounds of searches ahead of it. */
+  private expectedWaitMs(): number {
+    return Math.ceil((this.queued + 1) / this.limits.concurrency) * this.serviceMs;
   }
 
   private wait(key: string, signal: AbortSignal): Promise<void> {
@@ -119,7 +153,8 @@ export class Admission {
     });
   }
 
-  private release(key: string, load: KeyLoad): void {
+  private release(key: string, load: KeyLoad, heldMs: number): void {
+    this.serviceMs = this.serviceMs === 0 ? heldMs : this.serviceMs + SERVICE_WEIGHT * (heldMs - this.serviceMs);
     this.running -= 1;
     load.running -= 1;
     this.unhold(key, load);

@@ -32,6 +32,8 @@ export interface LoadResult {
   p90: number;
   p99: number;
   max: number;
+  /** Latency by status: were the answers fast, were the refusals fast? */
+  byStatus: Record<string, { p99: number; max: number }>;
 }
 
 const job = workerData as LoadJob;
@@ -59,6 +61,7 @@ function percentile(sorted: number[], p: number): number {
 
 async function run(): Promise<LoadResult> {
   const latencies: number[] = [];
+  const perStatus = new Map<number, number[]>();
   const statuses: Record<string, number> = {};
   let errors = 0;
   const record = (status: number, ms: number, measuring: boolean) => {
@@ -66,6 +69,9 @@ async function run(): Promise<LoadResult> {
     statuses[status] = (statuses[status] ?? 0) + 1;
     if (status < 200 || status >= 400) errors += 1;
     latencies.push(ms);
+    const list = perStatus.get(status) ?? [];
+    list.push(ms);
+    perStatus.set(status, list);
   };
   const start = performance.now();
   const measureFrom = start + job.warmupMs;
@@ -97,6 +103,11 @@ async function run(): Promise<LoadResult> {
     await Promise.all(inflight);
   }
   latencies.sort((a, b) => a - b);
+  const byStatus: LoadResult['byStatus'] = {};
+  for (const [status, list] of perStatus) {
+    list.sort((a, b) => a - b);
+    byStatus[status] = { p99: percentile(list, 99), max: list.at(-1) ?? 0 };
+  }
   const seconds = job.durationMs / 1000;
   return {
     requests: latencies.length,
@@ -108,6 +119,7 @@ async function run(): Promise<LoadResult> {
     p90: percentile(latencies, 90),
     p99: percentile(latencies, 99),
     max: latencies.at(-1) ?? 0,
+    byStatus,
   };
 }
 

@@ -92,5 +92,6 @@ export async function throughput(url: string, headers: Record<string, string>, s
     p90: ms(/90%\s+([\d.]+)(us|ms|s)/),
     p99: ms(/99%\s+([\d.]+)(us|ms|s)/),
     max: ms(/Latency\s+[\d.]+\w+\s+[\d.]+\w+\s+([\d.]+)(us|ms|s)/),
+    byStatus: {},
   };
 }

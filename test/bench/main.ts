@@ -48,7 +48,9 @@ function syncLines(sync: SyncFigures): string[] {
 
 const openLine = (label: string, r: LoadResult) =>
   `  ${label.padEnd(44)} p50 ${fmt(r.p50, 1).padStart(7)} ms   p99 ${fmt(r.p99, 1).padStart(7)} ms   max ${fmt(r.max, 0).padStart(6)} ms   ` +
-  Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ');
+  Object.entries(r.statuses)
+    .map(([s, n]) => `${s}: ${n}` + (Object.keys(r.statuses).length > 1 && r.byStatus?.[s] ? ` (p99 ${fmt(r.byStatus[s]!.p99, 0)} ms)` : ''))
+    .join(', ');
 
 function searchLines(s: SearchFigures): string[] {
   return [

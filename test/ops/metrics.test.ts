@@ -104,7 +104,7 @@ describe('the API metrics endpoint (METRICS_PORT)', () => {
 
     const m = await scrape(busy.metricsUrl!);
     expect(m.types.get('syndication_search_pool_refused_total')).toBe('counter');
-    const byReason = ['queue_full', 'key_share', 'timeout'].map((reason) => m.value('syndication_search_pool_refused_total', { reason }) ?? 0);
+    const byReason = ['queue_full', 'wait', 'key_share', 'timeout'].map((reason) => m.value('syndication_search_pool_refused_total', { reason }) ?? 0);
     expect(byReason.reduce((a, b) => a + b)).toBe(refused);
     expect(m.value('syndication_search_pool_refused_total', { reason: 'timeout' })).toBe(0);
     expect(m.value('syndication_search_admitted_total')).toBe(answered);

@@ -29,7 +29,7 @@ async function refusal(promise: Promise<unknown>): Promise<SearchBusyError> {
 
 describe('admission control', () => {
   it('runs up to the concurrency, queues up to the queue, and refuses the rest at once with Retry-After', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 1, timeoutMs: 60_000, keySharePercent: 100 });
+    const admission = new Admission({ concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 100 });
     const g = gate();
     const first = admission.run('a', () => g.opened.then(() => 1));
     const second = admission.run('b', async () => 2);
@@ -47,7 +47,7 @@ describe('admission control', () => {
 
   it('refuses one key past its share while another key still gets a slot', async () => {
     // 2 slots, 2 places in the queue, 50 %: one key runs 1 and holds at most 2.
-    const admission = new Admission({ concurrency: 2, queue: 2, timeoutMs: 60_000, keySharePercent: 50 });
+    const admission = new Admission({ concurrency: 2, queue: 2, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
     const g = gate();
     const a1 = admission.run('a', () => g.opened.then(() => 'a1'));
     const a2 = admission.run('a', () => g.opened.then(() => 'a2'));
@@ -62,7 +62,7 @@ describe('admission control', () => {
   });
 
   it('starts waiting searches round-robin between keys, not first come first served', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 10, timeoutMs: 60_000, keySharePercent: 100 });
+    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 100 });
     const order: string[] = [];
     const g = gate();
     const job = (name: string) => async () => {
@@ -75,8 +75,49 @@ describe('admission control', () => {
     expect(order).toEqual(['a1', 'a2', 'b1', 'a3']);
   });
 
+  it('refuses at arrival a search expected to wait past the longest wait, from how long searches have been taking', async () => {
+    let now = 0;
+    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 100, timeoutMs: 60_000, keySharePercent: 100 }, () => now);
+    // One search that held its slot 60 ms: searches are expected to take that long.
+    const seed = gate();
+    const seeded = admission.run('a', () => seed.opened);
+    now = 60;
+    seed.open();
+    await seeded;
+    expect(admission.stats().service_ms).toBe(60);
+
+    const g = gate();
+    const running = admission.run('a', () => g.opened.then(() => 'running'));
+    // One search ahead: 60 ms expected, it waits.
+    const second = admission.run('b', async () => 'second');
+    // Two ahead: 120 ms expected, past 100 ms: refused at once, while the queue has room.
+    const busy = await refusal(admission.run('c', async () => 'third'));
+    expect(busy.headers['Retry-After']).toBe('1');
+    expect(busy.message).toMatch(/retry/i);
+    expect(admission.stats()).toMatchObject({ in_flight: 1, queued: 1, refused_wait: 1, refused_queue_full: 0 });
+    g.open();
+    expect(await running).toBe('running');
+    expect(await second).toBe('second');
+  });
+
+  it('refuses a search still waiting for a slot at the longest wait, and gives its place back', async () => {
+    // No search has ended yet, so nothing is expected: the search waits, up to 50 ms.
+    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 50, timeoutMs: 60_000, keySharePercent: 100 });
+    const g = gate();
+    const running = admission.run('a', () => g.opened.then(() => 'running'));
+    const waiting = refusal(admission.run('b', async () => 'never'));
+    expect(admission.stats()).toMatchObject({ queued: 1 });
+    const busy = await waiting;
+    expect(busy.message).toMatch(/retry/i);
+    expect(admission.stats()).toMatchObject({ in_flight: 1, queued: 0, refused_wait: 1 });
+    g.open();
+    expect(await running).toBe('running');
+    // The refused search never ran.
+    expect(admission.stats()).toMatchObject({ admitted: 1 });
+  });
+
   it('answers search_busy when a search passes its time budget, and keeps the slot until the work really ends', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 0, timeoutMs: 50, keySharePercent: 100 });
+    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 60_000, timeoutMs: 50, keySharePercent: 100 });
     const g = gate();
     const busy = await refusal(admission.run('a', () => g.opened));
     expect(busy.message).toMatch(/did not finish within 50 ms/);
@@ -111,7 +152,7 @@ describe('search_busy over HTTP and stopping a runaway search', () => {
       articles: [rawArticle({ slug: 'heron', title: 'Heron optics', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
     });
     key = addKey(dbPath).key;
-    admitted = new AdmittedEngine(new HeldEngine(), { concurrency: 1, queue: 0, timeoutMs: 60_000, keySharePercent: 100 });
+    admitted = new AdmittedEngine(new HeldEngine(), { concurrency: 1, queue: 0, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 100 });
     api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: admitted });
   });
 
@@ -137,7 +178,7 @@ describe('search_busy over HTTP and stopping a runaway search', () => {
   it("refuses one partner's searches past its share of the slots while another partner's search still runs", async () => {
     // Two slots, no queue, 50 %: each key may hold one slot. The key comes from the request's
     // X-API-Key, so one partner's burst cannot take the slot another partner is owed.
-    const shared = new AdmittedEngine(new HeldEngine(), { concurrency: 2, queue: 0, timeoutMs: 60_000, keySharePercent: 50 });
+    const shared = new AdmittedEngine(new HeldEngine(), { concurrency: 2, queue: 0, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
     const two = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: shared });
     const other = addKey(dbPath, 'Second partner').key;
     try {
