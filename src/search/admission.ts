@@ -84,7 +84,8 @@ export class Admission {
     this.keys.set(key, load);
     let started = false;
     try {
-      if (!canStart) {
+      if (canStart) this.take(load);
+      else {
         const waitTimer = setTimeout(() => controller.abort(this.refuse('wait')), this.limits.maxWaitMs);
         try {
           await this.wait(key, controller.signal);
@@ -93,9 +94,6 @@ export class Admission {
         }
       }
       started = true;
-      this.running += 1;
-      load.running += 1;
-      this.admitted += 1;
       const startedAt = this.now();
       const work = task(controller.signal);
       const release = () => this.release(key, load, this.now() - startedAt);
@@ -153,6 +151,17 @@ export class Admission {
     });
   }
 
+  /**
+   * Counts a search as running. Done when its slot is given, not when its code resumes: a
+   * waiting search resumes a microtask later, and pump() must see the slot taken meanwhile or
+   * it would start the whole queue at once.
+   */
+  private take(load: KeyLoad): void {
+    this.running += 1;
+    load.running += 1;
+    this.admitted += 1;
+  }
+
   private release(key: string, load: KeyLoad, heldMs: number): void {
     this.serviceMs = this.serviceMs === 0 ? heldMs : this.serviceMs + SERVICE_WEIGHT * (heldMs - this.serviceMs);
     this.running -= 1;
@@ -170,13 +179,15 @@ export class Admission {
   private pump(): void {
     for (const [key, list] of this.waiting) {
       if (this.running >= this.limits.concurrency) return;
-      const load = this.keys.get(key);
-      if (load && load.running >= this.maxRunningPerKey) continue;
+      // A key with a waiting search holds a place, so its load is known.
+      const load = this.keys.get(key)!;
+      if (load.running >= this.maxRunningPerKey) continue;
       const waiter = list.shift()!;
       this.waiting.delete(key);
       // Back of the line for this key's next search.
       if (list.length > 0) this.waiting.set(key, list);
       this.queued -= 1;
+      this.take(load);
       waiter.start();
       return this.pump();
     }

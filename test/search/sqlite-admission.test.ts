@@ -75,6 +75,44 @@ describe('admission control', () => {
     expect(order).toEqual(['a1', 'a2', 'b1', 'a3']);
   });
 
+  it('starts one waiting search per freed slot, never past the concurrency or a key\'s share, while searches take time', async () => {
+    // 2 slots, 4 places in the queue, 50 %: one running search per key, three places.
+    const admission = new Admission({ concurrency: 2, queue: 4, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const started: string[] = [];
+    const job = (name: string) => () => {
+      started.push(name);
+      const g = gate();
+      gates.set(name, g);
+      return g.opened.then(() => name);
+    };
+    const settle = () => new Promise((r) => setImmediate(r));
+    const all = [admission.run('a', job('a1')), admission.run('b', job('b1')), admission.run('a', job('a2')), admission.run('a', job('a3')), admission.run('b', job('b2'))];
+    await settle();
+    expect(started).toEqual(['a1', 'b1']);
+    expect(admission.stats()).toMatchObject({ in_flight: 2, queued: 3 });
+
+    gates.get('a1')!.open();
+    await settle();
+    // One slot freed: one search starts (key a's next), not the whole queue.
+    expect(started).toEqual(['a1', 'b1', 'a2']);
+    expect(admission.stats()).toMatchObject({ in_flight: 2, queued: 2 });
+
+    gates.get('b1')!.open();
+    await settle();
+    // Key b's turn, though a3 waited longer.
+    expect(started).toEqual(['a1', 'b1', 'a2', 'b2']);
+    expect(admission.stats()).toMatchObject({ in_flight: 2, queued: 1 });
+
+    gates.get('a2')!.open();
+    await settle();
+    gates.get('b2')!.open();
+    await settle();
+    gates.get('a3')!.open();
+    expect(await Promise.all(all)).toEqual(['a1', 'b1', 'a2', 'a3', 'b2']);
+    expect(admission.stats()).toMatchObject({ in_flight: 0, queued: 0, admitted: 5 });
+  });
+
   it('refuses at arrival a search expected to wait past the longest wait, from how long searches have been taking', async () => {
     let now = 0;
     const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 100, timeoutMs: 60_000, keySharePercent: 100 }, () => now);
