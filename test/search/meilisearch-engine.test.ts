@@ -5,6 +5,7 @@ import { addKey, memoryLogger, startApi, testClock, type TestApi } from '../supp
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { startFakeMeilisearch, type FakeMeilisearch, type RequestLogEntry } from '../support/fake-meilisearch.js';
 import { meiliFixture, type MeiliFixture } from '../support/meili-fixture.js';
+import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { expectError, isoPlus, MINUTE } from '../http/contract-helpers.js';
 
@@ -307,6 +308,36 @@ describe('a server answering search results of the wrong shape', () => {
     const res = await other.request.get('/api/v1/search').query({ q: 'laser' }).set('X-API-Key', key).timeout(5_000);
     expectError(res, 503, 'service_unavailable');
     expect(res.text).not.toContain(url);
+  });
+});
+
+describe('a search stopped at its time budget', () => {
+  it('ends its request to Meilisearch, so its slot is free at once, and does not mark Meilisearch down', async () => {
+    // The budget (200 ms) is far shorter than the client's request timeout (10 s): the slot
+    // must not stay taken until the client gives up.
+    const engineLog = memoryLogger('info');
+    const admitted = new AdmittedEngine(meili.engine({ timeoutMs: 10_000, logger: engineLog.logger }), {
+      concurrency: 1,
+      queue: 0,
+      maxWaitMs: 0,
+      timeoutMs: 200,
+      keySharePercent: 100,
+    });
+    const budgeted = await startApi({ databasePath: dbPath, clock, engine: admitted });
+    // A first search reads the server's version, which is then known: the hang is the search's own.
+    expect((await budgeted.request.get('/api/v1/search').query({ q: 'cladding' }).set('X-API-Key', key).timeout(5_000)).status).toBe(200);
+    fake.setHang(true);
+    try {
+      const res = await budgeted.request.get('/api/v1/search').query({ q: 'laser' }).set('X-API-Key', key).timeout(5_000);
+      expectError(res, 503, 'search_busy');
+      const freedBy = Date.now() + 2_000;
+      while (admitted.stats().in_flight !== 0 && Date.now() < freedBy) await new Promise((r) => setTimeout(r, 10));
+      expect(admitted.stats().in_flight).toBe(0);
+      expect(engineLog.lines.some((l) => l.includes('search unavailable'))).toBe(false);
+    } finally {
+      fake.setHang(false);
+      await budgeted.close();
+    }
   });
 });
 

@@ -60,7 +60,7 @@ export class MeilisearchEngine implements SearchEngine {
     try {
       await this.checkVersion();
       const index = this.client.index(indexUid(this.indexPrefix, query.locale));
-      const page = await this.searchPage(index, text, {
+      const page = await this.searchPage(index, text, query.signal, {
         filter,
         attributesToRetrieve: ['id'],
         matchingStrategy: 'all',
@@ -71,12 +71,25 @@ export class MeilisearchEngine implements SearchEngine {
       this.recovered();
       return page;
     } catch (error) {
+      // Stopped at its time budget: admission answers the partner; Meilisearch is not down.
+      if (query.signal?.aborted) throw query.signal.reason;
       throw this.unavailable(error, query.locale);
     }
   }
 
-  private async searchPage(index: Index, q: string, params: SearchParams): Promise<SearchPage> {
-    const result = await index.search(q, params);
+  /**
+   * The search's own signal, so that a search stopped at its time budget ends its request and
+   * admission frees its slot at once, rather than at MEILI_TIMEOUT_MS for a partner who was
+   * already answered. Given a signal, the client no longer applies its own timeout, so the
+   * signal carries it too.
+   */
+  private requestSignal(signal: AbortSignal): AbortSignal {
+    const timeoutMs = this.client.config.timeout;
+    return timeoutMs ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : signal;
+  }
+
+  private async searchPage(index: Index, q: string, signal: AbortSignal | undefined, params: SearchParams): Promise<SearchPage> {
+    const result = await index.search(q, params, signal ? { signal: this.requestSignal(signal) } : undefined);
     // With page/hitsPerPage the answer carries an exact totalHits.
     const total = (result as { totalHits?: unknown }).totalHits;
     const ids = Array.isArray(result.hits) ? result.hits.map((hit) => Number(hit.id)) : [NaN];

@@ -177,7 +177,8 @@ export class WorkerPool {
     slot.pendingId = undefined;
     slot.cache = NO_CACHE;
     this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
-    this.settle(slot)?.reject(new Error(`search thread failed: ${error.message}`));
+    // The engine could not answer (the contract's 503), not a fault in the request.
+    this.settle(slot)?.reject(new ServiceUnavailableError('Search is unavailable right now; please retry.', `search thread failed: ${error.message}`));
     this.next(slot);
   }
 
