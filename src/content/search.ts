@@ -25,6 +25,14 @@ export interface SearchParams {
 export const MAX_SEARCH_DEPTH = 10_000;
 
 /**
+ * The pages of a search a partner can reach: those that start within the depth cap. A page
+ * past it answers `data: []`, so the Link header's next and last stop at the last reachable one.
+ */
+export function reachablePages(pages: number, limit: number, maxDepth = MAX_SEARCH_DEPTH): number {
+  return Math.min(pages, Math.ceil(maxDepth / limit));
+}
+
+/**
  * Searches with the configured engine, then loads the rows from the snapshot: search engines
  * return ids only, so search and list never disagree, and a hit the snapshot does not expose
  * (unpublished, scheduled, in an inactive section) is dropped and taken off the total.

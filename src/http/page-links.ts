@@ -25,8 +25,8 @@ export interface Paging {
 function pageUrls(url: string): (page: number) => string {
   const at = url.indexOf('?');
   const path = at === -1 ? url : url.slice(0, at);
-  // Express matches paths case-insensitively: so does this.
-  const kept = path.toLowerCase().endsWith('/search') ? SEARCH_PARAMS : LIST_PARAMS;
+  // Express matches paths case-insensitively and with or without a trailing slash: so does this.
+  const kept = path.toLowerCase().replace(/\/+$/, '').endsWith('/search') ? SEARCH_PARAMS : LIST_PARAMS;
   const params = new URLSearchParams();
   for (const [name, value] of new URLSearchParams(at === -1 ? '' : url.slice(at + 1))) {
     if (kept.has(name)) params.append(name, value);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reachablePages } from '../../src/content/search.js';
 import { linkHeader } from '../../src/http/page-links.js';
+import type { SearchEngine } from '../../src/search/engine.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
@@ -97,6 +99,44 @@ describe('Link header', () => {
     const l = links(res.headers.get('link'));
     expect(l.next).toBe('/api/v1/search?q=laser+story&limit=3&page=2');
     expect(new URL(l.next!, res.url).searchParams.get('q')).toBe('laser story');
+  });
+
+  it('keeps q on search with a trailing slash in the path, which Express routes to search too', async () => {
+    const res = await get(uncached, '/api/v1/search/?q=laser&limit=3');
+    expect(res.status).toBe(200);
+    const l = links(res.headers.get('link'));
+    expect(new URL(l.next!, res.url).searchParams.get('q')).toBe('laser');
+    expect((await fetch(new URL(l.next!, res.url), { headers: { 'X-API-Key': key } })).status).toBe(200);
+  });
+
+  it('stops next and last of search at the last page within the 10,000-hit depth', () => {
+    // 30,000 hits, 50 a page: 600 pages, of which the first 200 start within 10,000 hits.
+    expect(reachablePages(600, 50)).toBe(200);
+    expect(reachablePages(3, 50)).toBe(3);
+    expect(reachablePages(10_000, 3)).toBe(3_334);
+  });
+
+  it('has no next on the last search page within the depth, and its last is that page', async () => {
+    // An engine that reports 30,000 matches (no fixture holds that many): only the paging is under test.
+    const deep: SearchEngine = {
+      name: 'sqlite',
+      followsSnapshot: false,
+      search: async () => ({ ids: [], total: 30_000 }),
+      health: async () => ({ engine: 'sqlite', status: 'ok' }),
+      close: async () => {},
+    };
+    const api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: deep });
+    try {
+      const res = await get(api, '/api/v1/search?q=laser&limit=50&page=200');
+      expect(res.status).toBe(200);
+      expect(links(res.headers.get('link'))).toEqual({
+        prev: '/api/v1/search?q=laser&limit=50&page=199',
+        first: '/api/v1/search?q=laser&limit=50&page=1',
+        last: '/api/v1/search?q=laser&limit=50&page=200',
+      });
+    } finally {
+      await api.close();
+    }
   });
 
   it('is identical from the fast path and from Express, and on a 304', async () => {

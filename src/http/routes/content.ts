@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { getArticleOrFail, listArticles, listSections } from '../../content/articles.js';
 import { readChanges } from '../../content/feed.js';
 import type { Catalog } from '../../content/catalog.js';
-import { searchArticles } from '../../content/search.js';
+import { reachablePages, searchArticles } from '../../content/search.js';
 import type { SnapshotStore } from '../../db/snapshot-store.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../time.js';
@@ -85,7 +85,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
       // The key checked by requireApiKey: admission control shares search out by key.
       const result = await searchArticles(store, view, engine, { ...q, now, keyId: contextOf(res).key?.id });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
-      return represent({ data: result.articles.map(toArticle), meta: { ...meta, q: q.q } }, { page: meta.page, pages: meta.pages });
+      return represent({ data: result.articles.map(toArticle), meta: { ...meta, q: q.q } }, { page: meta.page, pages: reachablePages(meta.pages, q.limit) });
     };
     // An external engine can change without the snapshot changing: only the embedded one's
     // results may be cached by the snapshot's content tag.
