@@ -12,10 +12,11 @@ export class Lru<V> {
 
   constructor(private readonly maxWeight: number) {}
 
-  get(key: string): V | undefined {
+  /** `countMiss` false: a caller that will look again on a miss, which counts it then. */
+  get(key: string, countMiss = true): V | undefined {
     const entry = this.entries.get(key);
     if (!entry) {
-      this.misses += 1;
+      if (countMiss) this.misses += 1;
       return undefined;
     }
     this.hits += 1;

@@ -53,7 +53,7 @@ export function createFastPath(deps: FastPathDeps) {
             : route === '/api/v1/changes'
               ? resolveChanges(req, session, catalog, now)
               : resolveDetail(req, decodeURIComponent(path.slice(9)), session, catalog, now);
-      const rep = cache.get(resolved.key);
+      const rep = cache.hit(resolved.key);
       if (!rep) return false;
       const context = contextOf(res);
       context.route = route;

@@ -33,8 +33,12 @@ export class ResponseCache {
     this.lru = new Lru(maxBytes);
   }
 
-  get(key: string): Representation | undefined {
-    return this.lru.get(key);
+  /**
+   * The fast path's look: a hit counts, a miss does not, since the route that then answers
+   * looks again (remember) and counts it. Each request counts once.
+   */
+  hit(key: string): Representation | undefined {
+    return this.lru.get(key, false);
   }
 
   remember(key: string, make: () => Representation): Representation {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWriter } from '../../src/db/connection.js';
+import { ResponseCache } from '../../src/http/representation.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir, writeSnapshot, type SnapshotContent } from '../support/snapshot-fixture.js';
@@ -238,5 +239,21 @@ describe('HEAD', () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers['cache-control']).toBe('no-store');
     expect(anonymous.text ?? '').toBe('');
+  });
+});
+
+describe('the response cache counts', () => {
+  it('each request once: a first request is one miss, a repeat one hit, on every cached endpoint', async () => {
+    const cache = new ResponseCache(8 * 1024 * 1024);
+    const counted = await startApi({ databasePath: dbPath, clock, responseCache: cache });
+    try {
+      const paths = ['/api/v1/articles?limit=3', '/api/v1/articles/older', '/api/v1/categories?locale=zh', '/api/v1/changes?limit=5', '/api/v1/search?q=older'];
+      for (const path of paths) expect((await get(path, counted)).status, path).toBe(200);
+      expect(cache.stats()).toMatchObject({ hits: 0, misses: paths.length, entries: paths.length });
+      for (const path of paths) expect((await get(path, counted)).status, path).toBe(200);
+      expect(cache.stats()).toMatchObject({ hits: paths.length, misses: paths.length });
+    } finally {
+      await counted.close();
+    }
   });
 });
