@@ -37,6 +37,11 @@ export interface FeedPage {
   changes: FeedChange[];
   next: string;
   hasMore: boolean;
+  /**
+   * The read stopped short of `now` at a sync's pending mark: the page is right for this
+   * moment, but must not be kept, since the mark can go without the content version moving.
+   */
+  heldBack: boolean;
 }
 
 export function encodeCursor(epoch: string, position: FeedPosition): string {
@@ -102,7 +107,7 @@ export function readChanges(
         ? { type: 'upsert', slug: row.slug, changedAtMs: row.effective_ms, article: row.article }
         : { type: 'delete', slug: row.slug, changedAtMs: row.effective_ms },
     );
-    return { changes, next: encodeCursor(state.epoch, next), hasMore };
+    return { changes, next: encodeCursor(state.epoch, next), hasMore, heldBack: bound < query.now };
   });
 }
 

@@ -10,13 +10,17 @@ export interface Representation {
   etag: string;
   /** A page of a list or of search results: sendRepresentation adds its Link header. */
   paging?: Paging;
+  /** Right for this request only: sent, never kept by the response cache. */
+  transient?: true;
 }
 
-export function represent(value: unknown, paging?: Paging): Representation {
+export function represent(value: unknown, paging?: Paging, options: { transient?: boolean } = {}): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
   // A strong validator: the hash of the exact bytes, identical in every API process.
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-  return paging ? { body, etag, paging } : { body, etag };
+  const rep: Representation = paging ? { body, etag, paging } : { body, etag };
+  if (options.transient) rep.transient = true;
+  return rep;
 }
 
 /**
@@ -59,6 +63,7 @@ export class ResponseCache {
   }
 
   private keep(key: string, made: Representation): Representation {
+    if (made.transient) return made;
     // A small Buffer is a slice of a shared 8 KB pool: kept alone it would hold the whole
     // slab. A cached body gets its own memory, the size it is weighed at.
     const body = made.body.byteLength === made.body.buffer.byteLength ? made.body : Buffer.copyBytesFrom(made.body);

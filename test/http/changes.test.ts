@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openWriter } from '../../src/db/connection.js';
+import { setFeedPending } from '../../src/db/feed-write.js';
 import { changeListSchema, errorSchema } from '../../src/http/response-schemas.js';
 import { article, Mirror, section, startFeedHarness, type FeedHarness } from '../support/feed-harness.js';
 import { query } from '../support/worker.js';
@@ -114,6 +116,29 @@ describe('GET /api/v1/changes', () => {
     const { body } = await h.changes('en', undefined);
     expect(body.data.map((c) => c.slug)).toEqual(['story-later', 'story-now']);
     await expectMirrorEqualsCatalogue(mirror);
+  });
+
+  it('shows a scheduled article that came due while a sync was applying once the sync ends, though the sync changed nothing', async () => {
+    publish('now');
+    publish('later', { published_at: '2026-11-01T09:00:00Z' });
+    await h.sync('full');
+    const setPending = (ms: number | null) => {
+      const db = openWriter(h.databasePath, { busyTimeoutMs: 5_000 });
+      try {
+        setFeedPending(db, ms);
+      } finally {
+        db.$client.close();
+      }
+    };
+    // A sync is applying (its pending mark is 08:59:30) when the scheduled time passes.
+    setPending(Date.parse('2026-11-01T08:59:30Z'));
+    h.clock.set('2026-11-01T09:00:00Z');
+    const during = await h.changes('en', undefined);
+    expect(during.body.data.map((c) => c.slug)).toEqual(['story-now']);
+    // It commits with nothing to change: the content version stays, the mark goes.
+    setPending(null);
+    const after = await h.changes('en', undefined);
+    expect(after.body.data.map((c) => c.slug)).toEqual(['story-now', 'story-later']);
   });
 
   it('never skips or repeats a change when syncs run between two page reads', async () => {

@@ -69,10 +69,16 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const { q, view, key } = resolveChanges(req, session, catalog, now);
     const rep = cache.remember(key, () => {
       const page = readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
-      return represent({
-        data: page.changes.map(toChange),
-        meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
-      });
+      return represent(
+        {
+          data: page.changes.map(toChange),
+          meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
+        },
+        undefined,
+        // Held back to a sync's pending mark: the cache key (the content tag) does not follow
+        // the mark, so a kept page could hide a due scheduled article after the sync.
+        { transient: page.heldBack },
+      );
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
