@@ -1,7 +1,12 @@
 import type { Logger } from '../src/logger.js';
 import type { Locale } from '../src/locale.js';
-import type { CmsAdapter } from './cms/types.js';
-import type { Staging } from './staging.js';
+import type { CmsAdapter, RejectedRecord } from './cms/types.js';
+import type { RemovalCandidate, Staging } from './staging.js';
+
+// Removal candidates looked up one by one up to this many; past it, one sweep costs less.
+const CANDIDATE_LOOKUPS = 50;
+// A candidate's lookup needs the few records changed at its instant: small pages suffice.
+const LOOKUP_PAGE_SIZE = 10;
 
 export interface ListingQuery {
   locale: Locale;
@@ -51,7 +56,7 @@ export async function stageListing(
       if (seen.has(article.cmsId)) result.stable = false;
       seen.add(article.cmsId);
     }
-    const kept: string[] = [];
+    const withId: Array<{ cmsId: string; status: string | null }> = [];
     for (const [i, rejected] of response.rejected.entries()) {
       options.logger.warn(
         { locale: query.locale, cmsId: rejected.cmsId, page, reason: rejected.reason },
@@ -61,11 +66,11 @@ export async function stageListing(
         result.rejectedWithoutId = true;
         result.rejected.add(`${page}#${i}`);
       } else {
-        kept.push(rejected.cmsId);
+        withId.push({ cmsId: rejected.cmsId, status: rejected.status });
         result.rejected.add(rejected.cmsId);
       }
     }
-    staging.stagePage(query.locale, response.articles, kept);
+    staging.stagePage(query.locale, response.articles, withId);
     options.onPage?.(response.articles.length + response.rejected.length);
     if (page >= response.pages || response.articles.length + response.rejected.length === 0) return result;
   }
@@ -77,7 +82,9 @@ export async function stageListing(
  * another is published (so the total does not move). The changes since the listing began
  * tell: a published record the listing did not see at that version, or a record the listing
  * saw published that is not published any more. `since` must be at or before the listing's
- * start; earlier only costs a longer answer, not a wrong one.
+ * start; earlier only costs a longer answer, not a wrong one. A full sync asks from the
+ * incremental cursor when that is earlier: a record edited since the last sync, then skipped by a
+ * shift, is then a published record the listing did not see at that version.
  */
 export async function changedDuringListing(
   cms: CmsAdapter,
@@ -98,7 +105,77 @@ export async function changedDuringListing(
         return true;
       }
     }
-    if (response.rejected.length > 0) return true;
-    if (page >= response.pages || response.articles.length === 0) return false;
+    if (response.rejected.some((r) => rejectedShowsChange(staging, query.locale, r))) return true;
+    if (page >= response.pages || response.articles.length + response.rejected.length === 0) return false;
+  }
+}
+
+/**
+ * A rejected record among the changes, judged like a valid one as far as it can be read. Without
+ * a readable id it could be any record, so it counts as a change. With one, only what the listing
+ * got wrong counts: a published record it did not see, or a takedown it staged to keep. A draft an
+ * editor left invalid does not, or every full sync would re-read the catalogue while it lasts; a
+ * skipped record that did not change is what the removal candidates' check finds.
+ */
+function rejectedShowsChange(staging: Staging, locale: Locale, rejected: RejectedRecord): boolean {
+  if (rejected.cmsId === null) return true;
+  const seen = staging.seen(locale, rejected.cmsId);
+  if (rejected.status === 'published') return seen === undefined;
+  if (rejected.status !== null) return seen !== undefined && seen.kind !== 'remove';
+  return false;
+}
+
+/**
+ * Whether a stored article that a full listing lacks is still published after all: a record
+ * deleted outright between two pages shifts the later ones back, so the first of the next page
+ * is never read, and a publication elsewhere keeps the total; the changes cannot show a hard
+ * delete. The listing is ordered by updated_at then id, so a candidate still published with the
+ * updated_at it was stored with is among the first records of `updated_since=<that updated_at>`.
+ * (A candidate edited since it was stored is newer than the snapshot: changedDuringListing,
+ * asked from the incremental cursor, sees it.) Up to CANDIDATE_LOOKUPS candidates are looked
+ * up one by one; more are checked in one sweep from the earliest to the latest of them.
+ */
+export async function anyCandidateListed(
+  cms: CmsAdapter,
+  query: { locale: Locale; perPage: number },
+  candidates: RemovalCandidate[],
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const first = candidates[0];
+  const last = candidates.at(-1);
+  if (!first || !last) return false;
+  if (candidates.length > CANDIDATE_LOOKUPS) {
+    const ids = new Set(candidates.map((c) => c.cmsId));
+    return publishedBetween(cms, query, { from: first.updatedAt, to: last.updatedAt, matches: (id) => ids.has(id) }, signal);
+  }
+  const perPage = Math.min(query.perPage, LOOKUP_PAGE_SIZE);
+  for (const candidate of candidates) {
+    const range = { from: candidate.updatedAt, to: candidate.updatedAt, matches: (id: string) => id === candidate.cmsId };
+    if (await publishedBetween(cms, { locale: query.locale, perPage }, range, signal)) return true;
+  }
+  return false;
+}
+
+/**
+ * Pages the published listing from `from` until its records pass `to`: whether a record of that
+ * span (rejected ones by their id) matches.
+ */
+async function publishedBetween(
+  cms: CmsAdapter,
+  query: { locale: Locale; perPage: number },
+  range: { from: string; to: string; matches: (cmsId: string) => boolean },
+  signal?: AbortSignal,
+): Promise<boolean> {
+  for (let page = 1; ; page += 1) {
+    signal?.throwIfAborted();
+    const response = await cms.listArticles(
+      { locale: query.locale, page, perPage: query.perPage, publishedOnly: true, updatedSince: range.from },
+      signal,
+    );
+    if (response.articles.some((a) => range.matches(a.cmsId))) return true;
+    if (response.rejected.some((r) => r.cmsId !== null && range.matches(r.cmsId))) return true;
+    const newest = response.articles.at(-1);
+    if (newest && newest.updatedAt > range.to) return false;
+    if (page >= response.pages || response.articles.length + response.rejected.length === 0) return false;
   }
 }

@@ -90,7 +90,9 @@ async function once(config: WorkerConfig, db: Db, logger: Logger, kind: SyncKind
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   const summary = await runSync({ ...deps(config, db, logger, kind !== 'reindex'), signal: controller.signal }, kind);
-  if (summary.status === 'failed') throw new UsageError(`sync failed: ${summary.error}`);
+  // Stopped on purpose: the run is rolled back and recorded as stopped, and that is no failure
+  // of the process (a deploy or a person stopping it expects exit code 0, as the daemon gives).
+  if (summary.status === 'failed' && !controller.signal.aborted) throw new UsageError(`sync failed: ${summary.error}`);
 }
 
 async function daemon(config: WorkerConfig, db: Db, logger: Logger): Promise<void> {

@@ -51,6 +51,10 @@ export interface SyncSummary extends SyncRunCounts {
 
 const DEFAULT_FEED_RETENTION_DAYS = 30;
 const SEARCH_REBUILD_NEEDED = 'search_rebuild_needed';
+// Set while the last CMS sync's listing did not settle: incremental syncs start no later than it.
+const CURSOR_HOLD = 'incremental_cursor_hold';
+// The hold when there was no cursor yet: the next incremental sync reads every change.
+const EPOCH = '1970-01-01T00:00:00Z';
 
 /** The kind a run should be when none is forced: full until a CMS sync has succeeded. */
 export function chooseKind(db: Db): 'full' | 'incremental' {
@@ -126,19 +130,22 @@ interface CmsSyncResult {
 async function syncFromCms(deps: SyncDeps, kind: 'full' | 'incremental', log: Logger): Promise<CmsSyncResult> {
   const { db, cms } = deps;
   if (!cms) throw new Error('no CMS configured (set CMS_BASE_URL)');
-  const since = kind === 'incremental' ? incrementalSince(db, deps.overlapSeconds) : undefined;
+  const cursor = incrementalSince(db, deps.overlapSeconds);
+  const since = kind === 'incremental' ? cursor : undefined;
   const staging = new Staging(db);
   staging.clear();
 
   const counts: SyncRunCounts = { fetched: 0, upserted: 0, removed: 0, rejected: 0 };
   const warnings: string[] = [];
   const inputs: LocaleInput[] = [];
+  let settled = true;
   for (const locale of LOCALES) {
-    const read = await readLocale({ ...deps, cms }, staging, { kind, locale, since }, log);
+    const read = await readLocale({ ...deps, cms }, staging, { kind, locale, since, cursor }, log);
     counts.fetched += read.fetched;
     counts.rejected += read.rejected;
     warnings.push(...read.warnings);
     inputs.push(read.input);
+    settled &&= read.settled;
   }
 
   deps.signal?.throwIfAborted();
@@ -147,6 +154,7 @@ async function syncFromCms(deps: SyncDeps, kind: 'full' | 'incremental', log: Lo
   const feedMs = [...outcomes.values()].reduce((sum, o) => sum + o.feed.ms, 0);
   log.info({ ms: Math.round(performance.now() - applyStarted), feedMs: Math.round(feedMs) }, 'applied to the snapshot in one transaction');
   staging.clear();
+  holdCursor(deps, settled ? undefined : (cursor ?? EPOCH), log);
   for (const outcome of outcomes.values()) {
     counts.upserted += outcome.upserted;
     counts.removed += outcome.removed;
@@ -213,11 +221,31 @@ async function reindex(deps: SyncDeps, log: Logger): Promise<void> {
   }
 }
 
-/** Changes since the last successful CMS sync began, with an overlap for clock skew and slow commits. */
+/**
+ * Changes since the last successful CMS sync began, with an overlap for clock skew and slow
+ * commits; or since the hold, when it is earlier (a listing did not settle since then).
+ */
 function incrementalSince(db: Db, overlapSeconds: number): string | undefined {
   const last = lastSuccessfulCmsRun(db);
   const startedMs = last ? parseIsoToMs(last.startedAt) : undefined;
-  return startedMs === undefined ? undefined : formatUtcSeconds(startedMs - overlapSeconds * 1000);
+  const usual = startedMs === undefined ? undefined : formatUtcSeconds(startedMs - overlapSeconds * 1000);
+  const hold = getWorkerState(db, CURSOR_HOLD);
+  if (hold === undefined) return usual;
+  return usual === undefined || hold < usual ? hold : usual;
+}
+
+/**
+ * After the apply: a listing that never settled may have skipped a record (a takedown among
+ * them), and this run, once recorded as succeeded, would move the cursor past it. So the cursor
+ * is held where it was before this run (`hold`: the earlier hold, if any, is in it) until a run
+ * whose listings all settle; such a run (undefined) lifts it.
+ */
+function holdCursor(deps: SyncDeps, hold: string | undefined, log: Logger): void {
+  const { db, clock } = deps;
+  if (hold === getWorkerState(db, CURSOR_HOLD)) return;
+  setWorkerState(db, CURSOR_HOLD, hold, formatUtcSeconds(clock()));
+  if (hold === undefined) log.info('every listing settled: the incremental cursor moves on again');
+  else log.warn({ hold }, `a listing did not settle: incremental syncs start no later than ${hold} until one settles`);
 }
 
 function describeFailure(failure: unknown, signal: AbortSignal | undefined, applied: boolean): string {

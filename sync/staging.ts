@@ -12,6 +12,12 @@ export type StagedKind = 'upsert' | 'keep' | 'remove';
 export const STAGING_TABLE = 'temp.staged_articles';
 const UPSERT_BATCH = 500;
 
+/** A stored article a full listing lacks, with the updated_at it was stored with. */
+export interface RemovalCandidate {
+  cmsId: string;
+  updatedAt: string;
+}
+
 export interface StagedUpsert {
   cmsId: string;
   hash: string;
@@ -58,9 +64,10 @@ export class Staging {
 
   /**
    * Stages one page: published records to upsert (or to keep, when unchanged), others to
-   * remove; `kept` are CMS ids of records rejected by validation, whose stored version stays.
+   * remove. `rejected` are records that failed validation but whose CMS id was readable: the
+   * stored version of each stays, unless its status says it is not published any more.
    */
-  stagePage(locale: Locale, records: ArticleRecord[], kept: string[]): void {
+  stagePage(locale: Locale, records: ArticleRecord[], rejected: Array<{ cmsId: string; status: string | null }>): void {
     this.sqlite.transaction(() => {
       for (const record of records) {
         if (record.status !== 'published') {
@@ -83,8 +90,12 @@ export class Staging {
           JSON.stringify({ title: fts.title, excerpt: fts.excerpt, body: fts.body, author: fts.author }),
         );
       }
-      // An empty updated_at loses against any valid version of the same record.
-      for (const cmsId of kept) this.insert.run(locale, cmsId, '', 'keep', null, null, null);
+      // An empty updated_at loses against any valid version of the same record. A takedown is
+      // applied though the rest of the record is broken: none of its other fields is needed.
+      for (const { cmsId, status } of rejected) {
+        const kind = status !== null && status !== 'published' ? 'remove' : 'keep';
+        this.insert.run(locale, cmsId, '', kind, null, null, null);
+      }
     })();
   }
 
@@ -125,6 +136,21 @@ export class Staging {
       )
       .get(locale, cmsId);
     return row && { kind: row.kind, updatedAt: row.updated_at };
+  }
+
+  /**
+   * Stored articles of a locale that this sync did not stage: what a full listing would remove.
+   * Oldest change first (by the updated_at stored), as the CMS lists them.
+   */
+  missingFromListing(locale: Locale): RemovalCandidate[] {
+    return this.sqlite
+      .prepare<[string, string], { cms_id: string; updated_at: string }>(
+        `SELECT cms_id, updated_at FROM articles WHERE locale = ?
+           AND cms_id NOT IN (SELECT cms_id FROM ${STAGING_TABLE} WHERE locale = ?)
+         ORDER BY updated_at, cms_id`,
+      )
+      .all(locale, locale)
+      .map((r) => ({ cmsId: r.cms_id, updatedAt: r.updated_at }));
   }
 
   count(locale: Locale): number {

@@ -120,7 +120,9 @@ export type ParseResult<T> = { ok: true; record: T } | { ok: false; rejected: Re
 
 export function parseArticle(raw: unknown, locale: Locale): ParseResult<ArticleRecord> {
   const result = rawArticleByLocale[locale].safeParse(raw, { error: issueMessage });
-  if (!result.success) return { ok: false, rejected: { cmsId: readId(raw), reason: describeIssues(result.error) } };
+  if (!result.success) {
+    return { ok: false, rejected: { cmsId: readId(raw), status: readStatus(raw), reason: describeIssues(result.error) } };
+  }
   const r = result.data;
   const record: ArticleRecord = {
     cmsId: r.id,
@@ -148,7 +150,7 @@ export function parseArticle(raw: unknown, locale: Locale): ParseResult<ArticleR
 
 export function parseSection(raw: unknown, locale: Locale): ParseResult<SectionRecord> {
   const result = rawSection.safeParse(raw, { error: issueMessage });
-  if (!result.success) return { ok: false, rejected: { cmsId: readId(raw), reason: describeIssues(result.error) } };
+  if (!result.success) return { ok: false, rejected: { cmsId: readId(raw), status: null, reason: describeIssues(result.error) } };
   const r = result.data;
   return {
     ok: true,
@@ -186,9 +188,18 @@ export function describeIssues(error: z.ZodError, root = 'record'): string {
 }
 
 function readId(raw: unknown): string | null {
+  return readString(raw, 'id', FIELD_LIMITS.id);
+}
+
+// Read as the schema reads it: a status the schema would refuse is no status at all.
+function readStatus(raw: unknown): string | null {
+  return readString(raw, 'status', FIELD_LIMITS.status);
+}
+
+function readString(raw: unknown, field: string, maxLength: number): string | null {
   if (typeof raw !== 'object' || raw === null) return null;
-  const id = (raw as { id?: unknown }).id;
-  return typeof id === 'string' && id.length > 0 && id.length <= FIELD_LIMITS.id ? id : null;
+  const value = (raw as Record<string, unknown>)[field];
+  return typeof value === 'string' && value.length > 0 && value.length <= maxLength ? value : null;
 }
 
 // zod's defaults ("Invalid input: expected string, received number") are long for a log line.

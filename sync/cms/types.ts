@@ -3,9 +3,14 @@ import type { Locale } from '../../src/locale.js';
 export type { ArticleRecord, ImageRecord, SectionRecord } from '../../src/db/records.js';
 import type { ArticleRecord, SectionRecord } from '../../src/db/records.js';
 
-/** A record the adapter could not accept; `cmsId` is null when even the id was unreadable. */
+/**
+ * A record the adapter could not accept; `cmsId` is null when even the id was unreadable, and
+ * `status` when the status was (always null for sections, which have none). A readable status
+ * other than `published` is a takedown whatever else is wrong with the record.
+ */
 export interface RejectedRecord {
   cmsId: string | null;
+  status: string | null;
   reason: string;
 }
 

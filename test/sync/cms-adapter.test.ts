@@ -106,7 +106,7 @@ describe('HTTP CMS adapter: articles', () => {
     const page = await adapter.listArticles(firstPage);
     expect(page.articles.map((a) => a.cmsId)).toEqual(['good-1', 'good-3']);
     expect(page.rejected).toEqual([
-      { cmsId: 'bad-2', reason: 'title: expected string, got number; published_at: not an ISO 8601 timestamp with offset' },
+      { cmsId: 'bad-2', status: 'published', reason: 'title: expected string, got number; published_at: not an ISO 8601 timestamp with offset' },
     ]);
     expect(page.total).toBe(3);
   });
@@ -142,7 +142,7 @@ describe('HTTP CMS adapter: articles', () => {
     cms.store.upsertArticles([rawArticle({ id: 'victim' }), rawArticle({ id: 'bystander' })]);
     cms.badRecordNext({ url });
     const page = await adapter.listArticles(firstPage);
-    expect(page.rejected).toEqual([{ cmsId: 'victim', reason: expect.stringMatching(/^url: not an absolute http\(s\) URL/) }]);
+    expect(page.rejected).toEqual([{ cmsId: 'victim', status: 'published', reason: expect.stringMatching(/^url: not an absolute http\(s\) URL/) }]);
     expect(page.articles.map((a) => a.cmsId)).toEqual(['bystander']);
   });
 
@@ -167,7 +167,7 @@ describe('HTTP CMS adapter: articles', () => {
     cms.store.upsertArticles([rawArticle(), rawArticle()]);
     cms.badRecordNext({ id: 17 });
     const page = await adapter.listArticles(firstPage);
-    expect(page.rejected).toEqual([{ cmsId: null, reason: 'id: expected string, got number' }]);
+    expect(page.rejected).toEqual([{ cmsId: null, status: 'published', reason: 'id: expected string, got number' }]);
     expect(page.articles).toHaveLength(1);
   });
 
@@ -181,11 +181,19 @@ describe('HTTP CMS adapter: articles', () => {
 
   it('rejects a body past two million characters', () => {
     const result = parseArticle(rawArticle({ id: 'big', body_markdown: 'x'.repeat(2_000_001) }), 'en');
-    expect(result).toEqual({ ok: false, rejected: { cmsId: 'big', reason: 'body_markdown: longer than 2000000 characters' } });
+    expect(result).toEqual({ ok: false, rejected: { cmsId: 'big', status: 'published', reason: 'body_markdown: longer than 2000000 characters' } });
   });
 
   it('rejects a record that is not an object', () => {
-    expect(parseArticle(null, 'en')).toEqual({ ok: false, rejected: { cmsId: null, reason: 'record: expected object, got null' } });
+    expect(parseArticle(null, 'en')).toEqual({ ok: false, rejected: { cmsId: null, status: null, reason: 'record: expected object, got null' } });
+  });
+
+  it('reports the status of a rejected record when it is readable, and null when it is not', () => {
+    const archived = parseArticle({ ...rawArticle({ id: 'gone', status: 'archived' }), url: null }, 'en');
+    expect(archived).toMatchObject({ ok: false, rejected: { cmsId: 'gone', status: 'archived' } });
+    for (const status of [42, '', 'x'.repeat(51), undefined]) {
+      expect(parseArticle({ ...rawArticle({ id: 'odd' }), status }, 'en')).toMatchObject({ ok: false, rejected: { cmsId: 'odd', status: null } });
+    }
   });
 });
 
@@ -250,6 +258,6 @@ describe('HTTP CMS adapter: sections', () => {
       position: 2,
       updatedAt: '2026-10-01T08:00:00Z',
     });
-    expect(rejected).toEqual([{ cmsId: 'sec-c', reason: expect.stringContaining('slug: not URL-safe') }]);
+    expect(rejected).toEqual([{ cmsId: 'sec-c', status: null, reason: expect.stringContaining('slug: not URL-safe') }]);
   });
 });

@@ -173,6 +173,72 @@ describe('incremental sync', () => {
     expect(storedSlugs()).not.toContain(gone.slug);
   });
 
+  it('takes down an article whose record says archived but fails validation for another field (its url cleared)', async () => {
+    await worker.run('full');
+    const archived = articles[6]!;
+    // The takedown matters, not the rest of the record: the CMS clears the url of what it archives.
+    cms.store.upsertArticle({ ...change(archived, 3, { status: 'archived' }), url: null } as unknown as RawArticle);
+    clock.set(T1);
+
+    const summary = await worker.run('incremental');
+
+    expect(summary).toMatchObject({ kind: 'incremental', status: 'succeeded', upserted: 0, removed: 1, rejected: 1 });
+    expect(storedSlugs()).not.toContain(archived.slug);
+    expect(query(dbPath, `SELECT kind FROM feed_entries WHERE slug = ?`, archived.slug)).toEqual([{ kind: 'delete' }]);
+  });
+
+  it('keeps the stored version of an article whose record fails validation and says published, or says nothing readable about its status', async () => {
+    await worker.run('full');
+    const [published, noStatus] = [articles[6]!, articles[7]!];
+    cms.store.upsertArticle({ ...change(published, 3, { title: 'Broken edit' }), url: null } as unknown as RawArticle);
+    cms.store.upsertArticle({ ...change(noStatus, 4, { title: 'Broken edit' }), status: 42 } as unknown as RawArticle);
+    clock.set(T1);
+
+    const summary = await worker.run('incremental');
+
+    expect(summary).toMatchObject({ kind: 'incremental', status: 'succeeded', upserted: 0, removed: 0, rejected: 2 });
+    const title = (cmsId: string) => query(dbPath, 'SELECT title FROM articles WHERE cms_id = ?', cmsId);
+    expect(title(published.id)).toEqual([{ title: published.title }]);
+    expect(title(noStatus.id)).toEqual([{ title: noStatus.title }]);
+  });
+
+  it('after a run whose listing never settled, the next run asks again from the unsettled run\'s own since, and takes down what it skipped', async () => {
+    await worker.run('full');
+    const skipped = articles[14]!;
+    // Twelve changes since T0 (two pages of the listing), and a takedown among them.
+    for (let i = 0; i < 12; i++) cms.store.upsertArticle(change(articles[i]!, 1 + i / 10, { title: `Edit ${i}` }));
+    cms.store.upsertArticle(change(skipped, 2, { status: 'archived' }));
+    // While page 2 is read an already-read record is edited again (it moves to the end, so it is
+    // seen twice) on every read; and the pages slide past the takedown every time.
+    let churn = 0;
+    cms.onPage((q) => {
+      if (q.locale !== 'en' || q.page !== 2 || q.updatedSince === undefined) return;
+      churn += 1;
+      cms.store.upsertArticle(change(articles[churn]!, 8 + churn / 10, { title: `Churn ${churn}` }));
+    });
+    cms.rewritePages((body) => ({ ...body, data: body.data.filter((r) => r.id !== skipped.id) }));
+    clock.set(T1);
+
+    const unsettled = await worker.run('incremental');
+    expect(unsettled).toMatchObject({ status: 'succeeded', removed: 0 });
+    expect(unsettled.warnings).toEqual(['en: the CMS kept changing while it was read; the next run reads these changes again']);
+    expect(storedSlugs()).toContain(skipped.slug);
+
+    cms.onPage(undefined);
+    cms.rewritePages(undefined);
+    cms.requests.length = 0;
+    clock.set('2026-11-01T12:20:00Z');
+    expect(await worker.run('incremental')).toMatchObject({ status: 'succeeded', removed: 1 });
+    expect(new Set(articleRequests().map((p) => p.get('updated_since')))).toEqual(new Set([SINCE_T0]));
+    expect(storedSlugs()).not.toContain(skipped.slug);
+
+    // That run settled: the one after it starts from it again.
+    cms.requests.length = 0;
+    clock.set('2026-11-01T12:30:00Z');
+    expect((await worker.run('incremental')).status).toBe('succeeded');
+    expect(articleRequests().map((p) => p.get('updated_since'))).toEqual(['2026-11-01T12:19:00Z', '2026-11-01T12:19:00Z']);
+  });
+
   it('does not bump snapshot_state.version when an incremental sync changes nothing', async () => {
     await worker.run('full');
     const before = dumpSnapshot(dbPath);

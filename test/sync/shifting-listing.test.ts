@@ -176,3 +176,90 @@ describe('changes that cancel out in the totals', () => {
     expect(snapshotArticles()).toEqual(cmsPublished());
   });
 });
+
+describe('a record deleted outright while another is published', () => {
+  it('one record hard-deleted and another published between two pages: the record that slid back is kept, no delete in the feed', async () => {
+    expect((await worker.run('full')).status).toBe('succeeded');
+    cms.requests.length = 0;
+    // story-10 opens page 2. Deleting story-3 (already read) pulls story-10 onto page 1, and a
+    // new publication keeps the total: nothing seen twice, and a hard delete leaves no change.
+    const fresh = rawArticle({ slug: 'fresh', section_slug: 'news', updated_at: '2026-11-01T12:30:00Z' });
+    const slid = en[10]!;
+    onPageOf('en', 2, 1, () => {
+      cms.store.removeArticle(en[3]!.id);
+      cms.store.upsertArticle(fresh);
+    });
+
+    const summary = await worker.run('full');
+
+    expect(summary).toMatchObject({ status: 'succeeded', removed: 1, warnings: [] });
+    expect(firstPageReads()).toBe(2);
+    expect(snapshotArticles()).toHaveProperty(`en/${slid.id}`);
+    expect(snapshotArticles()).toEqual(cmsPublished());
+    expect(query(dbPath, `SELECT kind FROM feed_entries WHERE locale = 'en' AND slug = ?`, slid.slug)).toEqual([{ kind: 'upsert' }]);
+  });
+
+  it('the record that slid back was edited since the last sync (before this listing began): it is kept too', async () => {
+    expect((await worker.run('full')).status).toBe('succeeded');
+    clock.set('2026-11-01T13:00:00Z');
+    // Edited at 12:01, then nine others: the edited record is 21st, the first of page 3.
+    const slid = en[0]!;
+    for (const raw of [slid, ...en.slice(20, 29)]) cms.store.upsertArticle(edited(raw, { title: `Edited ${raw.slug}` }));
+    cms.requests.length = 0;
+    onPageOf('en', 3, 1, () => {
+      cms.store.removeArticle(en[3]!.id);
+      cms.store.upsertArticle(rawArticle({ slug: 'fresh', section_slug: 'news', updated_at: '2026-11-01T13:00:00Z' }));
+    });
+
+    const summary = await worker.run('full');
+
+    expect(summary).toMatchObject({ status: 'succeeded', removed: 1, warnings: [] });
+    expect(firstPageReads()).toBe(2);
+    expect(snapshotArticles()).toHaveProperty(`en/${slid.id}`, `Edited ${slid.slug}`);
+    expect(snapshotArticles()).toEqual(cmsPublished());
+  });
+
+  it('with more removal candidates than are looked up one by one: one sweep finds the record that slid back, the deleted ones go', async () => {
+    const more = Array.from({ length: 60 }, (_, i) => rawArticle({ slug: `more-${i}`, section_slug: 'news' }));
+    cms.store.upsertArticles(more);
+    expect((await worker.run('full')).status).toBe('succeeded');
+    for (const raw of more.slice(0, 55)) cms.store.removeArticle(raw.id);
+    cms.requests.length = 0;
+    const slid = en[10]!;
+    onPageOf('en', 2, 1, () => {
+      cms.store.removeArticle(en[3]!.id);
+      cms.store.upsertArticle(rawArticle({ slug: 'fresh', section_slug: 'news', updated_at: '2026-11-01T12:30:00Z' }));
+    });
+
+    const summary = await worker.run('full');
+
+    expect(summary).toMatchObject({ status: 'succeeded', removed: 56, warnings: [] });
+    expect(firstPageReads()).toBe(2);
+    expect(snapshotArticles()).toHaveProperty(`en/${slid.id}`);
+    expect(snapshotArticles()).toEqual(cmsPublished());
+    // 56 candidates each time: a few pages of one sweep per read, not one lookup per candidate.
+    const lookups = cms.requests.filter((r) => r.path.startsWith('/articles?locale=en&') && r.path.includes('status=published') && r.path.includes('updated_since='));
+    expect(lookups.length).toBeGreaterThan(0);
+    expect(lookups.length).toBeLessThan(10);
+  });
+});
+
+describe('an invalid draft edited recently', () => {
+  it('does not count as a change: a full sync reads the listing once and removes an article deleted from the CMS', async () => {
+    expect((await worker.run('full')).status).toBe('succeeded');
+    cms.requests.length = 0;
+    const gone = en[20]!;
+    cms.store.removeArticle(gone.id);
+    // A draft an editor is working on, changed a moment ago, whose url the CMS sends as null.
+    const draft = { ...rawArticle({ slug: 'draft-in-progress', status: 'draft', updated_at: '2026-11-01T12:00:00Z' }), url: null };
+    cms.store.upsertArticle(draft as unknown as RawArticle);
+
+    const summary = await worker.run('full');
+
+    expect(summary).toMatchObject({ status: 'succeeded', removed: 1, warnings: [] });
+    expect(firstPageReads()).toBe(1);
+    expect(rereadLogged()).toHaveLength(0);
+    expect(snapshotArticles()).not.toHaveProperty(`en/${gone.id}`);
+    expect(snapshotArticles()).toEqual(cmsPublished());
+  });
+});
