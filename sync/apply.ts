@@ -72,7 +72,7 @@ export function applyStaged(
 function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: string, options: ApplyOptions & { nowMs: number }): LocaleOutcome {
   const { locale } = input;
   const sectionChanges = replaceSections(db, locale, input.sections, { removeMissing: !input.keepSections });
-  const sectionNames = new Map(input.sections.map((s) => [s.slug, s.name]));
+  const sectionNames = sectionChanges.names;
   const upserted = new Set<number>();
   const removed = new Set<number>();
   // Slugs whose exposure may have changed: the feed compares them after the writes.

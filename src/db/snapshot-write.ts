@@ -68,6 +68,11 @@ export interface SectionChanges {
   renamed: string[];
   /** Sections added, removed, (de)activated or renamed: what partners see of their articles changed. */
   exposureChanged: string[];
+  /**
+   * Every stored section's name by slug once replaced, those kept because the CMS did not send
+   * them validly included: what the search entries of articles written in this run carry.
+   */
+  names: Map<string, string>;
 }
 
 /**
@@ -82,8 +87,9 @@ export function replaceSections(
 ): SectionChanges {
   const s = prepared(db);
   const before = new Map(s.sectionsOf.all(locale).map((row) => [row.slug, row]));
-  const result: SectionChanges = { changed: false, renamed: [], exposureChanged: [] };
+  const result: SectionChanges = { changed: false, renamed: [], exposureChanged: [], names: new Map() };
   for (const section of sections) {
+    result.names.set(section.slug, section.name);
     const old = before.get(section.slug);
     before.delete(section.slug);
     const same =
@@ -106,6 +112,8 @@ export function replaceSections(
       result.changed = true;
       result.exposureChanged.push(slug);
     }
+  } else {
+    for (const [slug, kept] of before) result.names.set(slug, kept.name);
   }
   return result;
 }

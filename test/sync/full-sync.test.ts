@@ -233,6 +233,21 @@ describe('full sync', () => {
     expect(query(dbPath, `SELECT version FROM snapshot_state WHERE locale = 'zh'`)).toEqual([{ version: 1 }]);
   });
 
+  it('keeps an article searchable by its section name when that section was rejected in the same run', async () => {
+    await worker.run('full');
+    // The section's record is invalid this time (its stored version stays), and an article in it changed.
+    cms.store.upsertSection('en', { ...ultrafast, description: 'x'.repeat(10_001), updated_at: '2026-11-01T11:00:00Z' });
+    const edited = enPublished.find((a) => a.section_slug === 'ultrafast')!;
+    cms.store.upsertArticle(later(edited, { title: 'An edited quarterly report' }));
+
+    const summary = await worker.run('full');
+
+    expect(summary.status).toBe('succeeded');
+    expect(query(dbPath, `SELECT name FROM sections WHERE locale = 'en' AND slug = 'ultrafast'`)).toEqual([{ name: 'Ultrafast' }]);
+    const inUltrafast = enPublished.filter((a) => a.section_slug === 'ultrafast').length;
+    expect((await searchApi('Ultrafast')).total).toBe(inUltrafast);
+  });
+
   it('mirrors section changes: a removed section goes, a renamed one is searchable by its new name', async () => {
     await worker.run('full');
     cms.store.removeSection('en', events.id);
