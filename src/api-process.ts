@@ -17,11 +17,18 @@ import { createApiSearchEngine } from './search/create-engine.js';
  * requests for them.
  */
 export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCluster: boolean }): Promise<void> {
+  const registry = config.metrics ? createRegistry({ inClusterWorker: options.inCluster }) : undefined;
+  // Bound before anything else starts (search threads, the partners' port): a METRICS_PORT
+  // that cannot be bound then ends the start with runMain's one line and exit code 1, never
+  // an API that serves partners without metrics or signal handlers.
+  const metricsServer =
+    registry && config.metrics && !options.inCluster
+      ? await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host)
+      : undefined;
   const logger = createLogger({ level: config.logLevel, name: 'api', batched: true });
   const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
   const keysStore = new KeysStore(config.keysDatabasePath, config.busyTimeoutMs, logger);
   const engine = createApiSearchEngine(config, logger);
-  const registry = config.metrics ? createRegistry({ inClusterWorker: options.inCluster }) : undefined;
   const app = createApp({
     store,
     keysStore,
@@ -40,15 +47,10 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   const drain = drainable(server);
   server.listen(config.port, config.host);
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const reason = error.code === 'EADDRINUSE' ? `port ${config.port} is already in use (set PORT)` : error.message;
-    process.stderr.write(`Cannot start the API on ${config.host}:${config.port}: ${reason}\n`);
+    process.stderr.write(`Cannot start the API on ${config.host}:${config.port}: ${partnersPortFailure(error, config)}\n`);
     process.exit(1);
   });
   await once(server, 'listening');
-  const metricsServer =
-    registry && config.metrics && !options.inCluster
-      ? await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host)
-      : undefined;
   const port = portOf(server);
   logger.info(
     { host: config.host, port, search: engine.name, ...(metricsServer ? { metricsPort: portOf(metricsServer) } : {}) },
@@ -88,4 +90,12 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function partnersPortFailure(error: NodeJS.ErrnoException, config: Readonly<ApiConfig>): string {
+  if (error.code !== 'EADDRINUSE') return error.message;
+  // The metrics are bound first: a METRICS_PORT equal to PORT shows up here, and it is the
+  // metrics port that should move (the partners already use PORT).
+  if (config.metrics?.port === config.port) return `port ${config.port} is already taken by METRICS_PORT: give the metrics another port`;
+  return `port ${config.port} is already in use (set PORT)`;
 }

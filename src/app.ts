@@ -71,7 +71,7 @@ export function createApp(deps: AppDeps): App {
   app.set('trust proxy', compileTrust(deps.trustProxy ?? false));
   app.use(onlyReads);
   const snapshotMaxAgeSeconds = deps.snapshotMaxAgeSeconds ?? 1_800;
-  app.use(metaRoutes({ store: deps.store, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl: deps.publicBaseUrl ?? '/' }));
+  app.use(metaRoutes({ store: deps.store, keysStore: deps.keysStore, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl: deps.publicBaseUrl ?? '/' }));
   app.use(docsRoutes(clock));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.

@@ -9,6 +9,7 @@ import { createKey, listKeys, parseRate, revokeKey, rotateKey, setKeyRate, valid
 import { openKeys, type OpenedKeys } from '../keys/open.js';
 import { runMain } from '../main-guard.js';
 import { systemClock } from '../time.js';
+import { keysDatabaseFailure } from './keys-failure.js';
 import { createdLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines } from './keys-output.js';
 
 /*
@@ -174,6 +175,7 @@ runMain(async () => {
       if (error.exitCode === 0) return;
       throw new UsageError(error.message.replace(/^error: /, '').split('\n')[0] ?? 'invalid arguments');
     }
-    throw error;
+    // Every command's database work ends here: one place turns its failures into one line.
+    throw (config && keysDatabaseFailure(error, config.keysDatabasePath, config.busyTimeoutMs)) ?? error;
   }
 });

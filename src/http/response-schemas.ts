@@ -128,7 +128,7 @@ export const healthSchema = z
   .object({
     status: z.enum(['ok', 'degraded', 'unavailable']).meta({
       description:
-        '`ok`; `degraded` (still 200, the API serves) when the snapshot is older than its maximum age or the last sync failed; `unavailable` (503) when the snapshot cannot be read. The search engine has its own `search.status`.',
+        '`ok`; `degraded` (still 200) when the snapshot is older than its maximum age, the last sync failed, or the keys database cannot be used (then every /api/v1 request answers 503); `unavailable` (503) when the snapshot cannot be read. The search engine has its own `search.status`.',
     }),
     problems: z.array(z.string()).optional().meta({ description: 'When degraded: why, one sentence each.' }),
     snapshot: z.object({

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import { once } from 'node:events';
 import { AggregatorRegistry, Registry, collectDefaultMetrics, type PrometheusContentType } from 'prom-client';
 import { ConfigError } from '../errors.js';
 
@@ -44,6 +43,7 @@ export function clusterSource(): MetricsSource {
 /**
  * Serves `GET /metrics` on its own port, apart from the partners' port, so that metrics are
  * never public by accident: bind it to loopback or a private interface (METRICS_HOST).
+ * A port that cannot be bound is a ConfigError naming METRICS_PORT: one line for the operator.
  */
 export async function serveMetrics(source: MetricsSource, port: number, host: string): Promise<Server> {
   const server = createServer((req, res) => {
@@ -63,16 +63,41 @@ export async function serveMetrics(source: MetricsSource, port: number, host: st
   });
   // Scrapers keep their connection open; it must never hold the process up at shutdown.
   server.keepAliveTimeout = 1_000;
-  server.listen(port, host);
-  await Promise.race([
-    once(server, 'listening'),
-    once(server, 'error').then(([error]) => {
-      const code = (error as NodeJS.ErrnoException).code;
-      const reason = code === 'EADDRINUSE' ? `port ${port} is already in use` : (error as Error).message;
-      throw new ConfigError(`Cannot serve metrics on ${host}:${port}: ${reason}`);
-    }),
-  ]);
+  try {
+    await listening(server, port, host);
+  } catch (error) {
+    throw new ConfigError(`Cannot serve metrics on ${host}:${port}: ${bindFailure(error, port)}`);
+  }
   return server;
+}
+
+/**
+ * Resolves once the server listens, rejects with the listen error. Not events.once() raced
+ * against 'error': once(server, 'listening') itself rejects on 'error', with the raw error,
+ * before anything else can turn it into an operator's message.
+ */
+function listening(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => {
+      server.off('listening', onListening);
+      reject(error);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+function bindFailure(error: unknown, port: number): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return `port ${port} is already in use (set METRICS_PORT to a free port)`;
+  if (code === 'EACCES') return `not allowed to listen on port ${port} (set METRICS_PORT to another port)`;
+  if (code === 'EADDRNOTAVAIL') return 'no such address on this host (check METRICS_HOST)';
+  return `${(error as Error).message} (check METRICS_HOST and METRICS_PORT)`;
 }
 
 export function closeMetricsServer(server: Server | undefined): Promise<void> {

@@ -3,7 +3,7 @@ import { openWriter } from '../../src/db/connection.js';
 import { healthSchema } from '../../src/http/response-schemas.js';
 import type { EngineHealth } from '../../src/search/engine.js';
 import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
-import { startApi, testClock, type TestApi } from '../support/api.js';
+import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { deepStrict, isoPlus } from './contract-helpers.js';
@@ -49,6 +49,8 @@ beforeAll(async () => {
     articles: [rawArticle({ slug: 'hello', section_slug: 'fiber', published_at: isoPlus(NOW, -3_600_000) })],
     now: Date.parse(isoPlus(NOW, -60_000)),
   });
+  // A usable keys database beside it: without one /health is 503 whatever the sync did.
+  addKey(dbPath);
   api = await startApi({ databasePath: dbPath, clock, engine: new SwitchableEngine(), deps: { snapshotMaxAgeSeconds: MAX_AGE } });
 });
 

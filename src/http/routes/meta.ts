@@ -1,5 +1,6 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { feedStats } from '../../db/feed.js';
+import type { KeysStore } from '../../db/keys-store.js';
 import type { SnapshotStore } from '../../db/snapshot-store.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
@@ -11,6 +12,8 @@ import { problemsOf, snapshotHealth } from '../service-state.js';
 
 export interface MetaDeps {
   store: SnapshotStore;
+  /** Every /api/v1 request needs it: /health must fail when it does. */
+  keysStore: KeysStore;
   engine: SearchEngine;
   clock: Clock;
   /** Past this age of the snapshot /health says `degraded`. */
@@ -19,46 +22,31 @@ export interface MetaDeps {
   publicBaseUrl: string;
 }
 
+type SearchHealth = Health['search'];
+
 /** The two endpoints that need no key: health for operators, the OpenAPI document for developers. */
 export function metaRoutes(deps: MetaDeps): Router {
   const router = Router();
   const openapi = represent(buildOpenApiDocument({ serverUrl: deps.publicBaseUrl }));
   const startedAt = deps.clock();
 
-  // 200 while the snapshot can be read, `degraded` when something needs an operator (the
-  // API still serves); 503 only when the store cannot answer, so load balancers take a
-  // process out of rotation only when it really cannot serve.
+  // 200 while the snapshot can be read, `degraded` when something needs an operator; 503 only
+  // when the snapshot cannot answer, so load balancers take a process out of rotation only
+  // when it really cannot serve (the contract's rule). A keys database that cannot be used
+  // makes every /api/v1 request a 503 but is shared by every host, so taking hosts out would
+  // not help: it is `degraded`, which alerts, with the reason.
   router.get('/health', async (_req, res) => {
     const search = await deps.engine.health();
-    const now = deps.clock();
     res.setHeader('Cache-Control', 'no-store');
     let body: Health;
     try {
-      const { db } = deps.store.probe();
-      const snapshot = snapshotHealth(db, now, deps.snapshotMaxAgeSeconds);
-      if (!snapshot) {
-        throw new ServiceUnavailableError('The snapshot has not been synced yet.', 'no sync has completed yet');
-      }
-      const problems = problemsOf(snapshot);
-      const stats = feedStats(db);
-      const feed = {
-        entries: stats.entries,
-        oldest_delete_at: stats.oldestDeleteMs === null ? null : formatUtcSeconds(stats.oldestDeleteMs),
-      };
-      body =
-        problems.length === 0
-          ? { status: 'ok', snapshot, search, feed }
-          : { status: 'degraded', problems, snapshot, search, feed };
+      body = snapshotBody(deps, search);
     } catch (error) {
-      const failure = deps.store.failure(error);
-      if (!(failure instanceof ServiceUnavailableError)) throw failure;
-      res.status(503).json({
-        status: 'unavailable',
-        error: { code: failure.code, message: `The snapshot is unavailable: ${failure.reason}.` },
-        search,
-      } satisfies Health);
+      sendUnavailable(res, 'The snapshot', unavailableOr(deps.store.failure(error)), search);
       return;
     }
+    const keysProblem = keysDatabaseProblem(deps.keysStore);
+    if (keysProblem) body = { ...body, status: 'degraded', problems: [...(body.problems ?? []), keysProblem] };
     res.status(200).json(body);
   });
 
@@ -67,4 +55,48 @@ export function metaRoutes(deps: MetaDeps): Router {
   });
 
   return router;
+}
+
+/** The 200 body, `ok` or `degraded`; throws when the snapshot cannot be read or was never synced. */
+function snapshotBody(deps: MetaDeps, search: SearchHealth): Health {
+  const { db } = deps.store.probe();
+  const snapshot = snapshotHealth(db, deps.clock(), deps.snapshotMaxAgeSeconds);
+  if (!snapshot) {
+    throw new ServiceUnavailableError('The snapshot has not been synced yet.', 'no sync has completed yet');
+  }
+  const problems = problemsOf(snapshot);
+  const stats = feedStats(db);
+  const feed = {
+    entries: stats.entries,
+    oldest_delete_at: stats.oldestDeleteMs === null ? null : formatUtcSeconds(stats.oldestDeleteMs),
+  };
+  return problems.length === 0
+    ? { status: 'ok', snapshot, search, feed }
+    : { status: 'degraded', problems, snapshot, search, feed };
+}
+
+/** Why the keys database cannot be used (no path, no SQL), or undefined when it can. */
+function keysDatabaseProblem(keysStore: KeysStore): string | undefined {
+  try {
+    keysStore.probe();
+    return undefined;
+  } catch (error) {
+    const failure = unavailableOr(keysStore.failure(error));
+    return `The keys database is unavailable: ${failure.reason}; every /api/v1 request answers 503 until it is back.`;
+  }
+}
+
+/** A store failure as the stores map it; anything else is a bug and goes on to the error handler. */
+function unavailableOr(failure: unknown): ServiceUnavailableError {
+  if (failure instanceof ServiceUnavailableError) return failure;
+  throw failure;
+}
+
+// The stores' reasons name no path and no SQL (they are written for this body and the log).
+function sendUnavailable(res: Response, what: string, failure: ServiceUnavailableError, search: SearchHealth): void {
+  res.status(503).json({
+    status: 'unavailable',
+    error: { code: failure.code, message: `${what} is unavailable: ${failure.reason}.` },
+    search,
+  } satisfies Health);
 }

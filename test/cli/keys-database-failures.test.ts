@@ -1,0 +1,105 @@
+import Database from 'better-sqlite3';
+import { openSync, writeSync, closeSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../support/snapshot-fixture.js';
+import { cliJson, expectOneLineFailure, readRows, type CreatedJson } from './keys-helpers.js';
+import { runCli } from './run-node.js';
+
+/*
+ * The keys database failing under a command that opened it fine: locked by another writer
+ * past the busy timeout, or damaged. Tests may run as root, where a read-only file is still
+ * writable, so the failures are real locks and real damage. Every command answers as its
+ * header promises: one line on stderr naming what to do, no SQL, no stack, exit code 1.
+ */
+
+const dirs: { cleanup: () => void }[] = [];
+afterAll(() => dirs.forEach((d) => d.cleanup()));
+
+/** A migrated keys database holding keys for two partners, and its path. */
+async function keysDatabase(): Promise<{ path: string; ids: number[] }> {
+  const dir = tempDir('keys-db-failures-');
+  dirs.push(dir);
+  const path = dir.path('keys.db');
+  const ids: number[] = [];
+  for (const partner of ['Acme Media', 'Globex']) {
+    ids.push((await cliJson<CreatedJson>(['create', '--partner', partner, '--create'], path)).id);
+  }
+  return { path, ids };
+}
+
+/** SQLite's own words and our SQL never reach the editor. */
+function expectNoSql(line: string): void {
+  expect(line).not.toMatch(/\b(SELECT|INSERT|UPDATE|DELETE|BEGIN|PRAGMA|api_keys)\b/i);
+  expect(line).not.toMatch(/SqliteError|database is locked/);
+}
+
+/** Runs `fn` while another connection holds the write lock, as a slow restore or another editor would. */
+async function whileWriteLocked<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const other = new Database(path);
+  try {
+    other.exec('BEGIN IMMEDIATE');
+    return await fn();
+  } finally {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+  }
+}
+
+describe('keys commands over a keys database locked past DATABASE_BUSY_TIMEOUT_MS', () => {
+  const commands: Array<[string, (ids: number[]) => string[]]> = [
+    ['create', () => ['create', '--partner', 'Initech']],
+    ['revoke', (ids) => ['revoke', String(ids[0])]],
+    ['rotate', (ids) => ['rotate', String(ids[0])]],
+    ['set-rate', (ids) => ['set-rate', String(ids[0]), '600']],
+  ];
+
+  for (const [name, args] of commands) {
+    it(`${name} fails with one line saying the database stayed locked, exit 1, no stack, and changes nothing`, async () => {
+      const { path, ids } = await keysDatabase();
+      const before = readRows(path);
+      const result = await whileWriteLocked(path, () => runCli(args(ids), path, { DATABASE_BUSY_TIMEOUT_MS: '200' }));
+      const line = expectOneLineFailure(result);
+      expect(line).toContain(path);
+      expect(line).toMatch(/locked/);
+      expect(line).toContain('DATABASE_BUSY_TIMEOUT_MS (200 ms)');
+      expectNoSql(line);
+      expect(readRows(path)).toEqual(before);
+    });
+  }
+});
+
+describe('keys commands over a damaged keys database', () => {
+  it('list fails with one line saying the database is damaged and to restore it, exit 1, no stack', async () => {
+    const { path } = await keysDatabase();
+    damageKeysTable(path);
+    const line = expectOneLineFailure(await runCli(['list'], path));
+    expect(line).toContain(path);
+    expect(line).toMatch(/damaged.*restore/);
+    expectNoSql(line);
+  });
+
+  it('list --json fails the same way: scripts get exit 1 and nothing on stdout', async () => {
+    const { path } = await keysDatabase();
+    damageKeysTable(path);
+    expect(expectOneLineFailure(await runCli(['list', '--json'], path))).toMatch(/damaged/);
+  });
+});
+
+/**
+ * Overwrites the api_keys table's root page with garbage, leaving the schema page intact, so
+ * the database opens and only reading the keys fails (as a bad disk sector would do).
+ */
+function damageKeysTable(path: string): void {
+  const db = new Database(path);
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const rootPage = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'api_keys'").pluck().get() as number;
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  expect(rootPage).toBeGreaterThan(1);
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (rootPage - 1) * pageSize);
+  } finally {
+    closeSync(fd);
+  }
+}
