@@ -83,6 +83,17 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * Refusals by the HTTP server itself, before a request reaches an operation (src/http/server-limits.ts,
+ * src/http/error-handler.ts): the same body shape, no X-Request-Id (there is no request yet).
+ */
+export const SERVER_REFUSALS = {
+  invalid_request: 400,
+  request_timeout: 408,
+  expectation_failed: 417,
+  headers_too_large: 431,
+} as const;
+
 /** What every keyed operation can answer, whatever its parameters. */
 export const KEYED_ERRORS: readonly ErrorCode[] = [
   'missing_api_key',

@@ -38,7 +38,11 @@ const headers = (names: string[]) => Object.fromEntries(names.map((n) => [HEADER
 
 /** Header components, by component name; HEADER_NAMES gives the field name where they differ. */
 const HEADERS: Record<string, Json> = {
-  RequestId: header('An id for this request, in our logs too: quote it when you contact us. Sent on every response.', 'b9f3c1d2-5a8e-4c1b-9a53-0f6e2d7c4a10'),
+  RequestId: header(
+    'An id for this request, in our logs too: quote it when you contact us. Sent on every response but the server\'s own ' +
+      'refusals of a request it could not read (see the Error schema).',
+    'b9f3c1d2-5a8e-4c1b-9a53-0f6e2d7c4a10',
+  ),
   CacheControl: header('Cache this answer for at least five minutes, as the partner terms ask.', 'public, max-age=300'),
   CacheControlNoStore: header('Do not cache: errors and health are never cached.', 'no-store'),
   Vary: header('Answers depend on the API key.', 'X-API-Key'),

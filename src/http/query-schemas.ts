@@ -40,6 +40,8 @@ const section = z
   .meta({
     description: `A section slug (see /api/v1/categories), at most ${MAX_SECTION} characters. An unknown, inactive or empty section gives an empty list.`,
     examples: ['markets'],
+    // The refine above is not visible to the JSON Schema: the document states the limit itself.
+    maxLength: MAX_SECTION,
   });
 
 const MAX_Q = 200;
@@ -51,14 +53,18 @@ const q = z
   .meta({
     description:
       'Search term, 2 to 200 characters (Unicode code points, so `激光` counts 2), trimmed. It is split into words ' +
-      '(Chinese text into Chinese words); case, punctuation and search operators (quotes, `-`, `*`, `AND`, `NEAR`...) ' +
-      'are ignored, repeated words count once, one-character words (other than Chinese characters) are ignored, and only ' +
-      'the first 10 words are used. ' +
+      '(Chinese text into Chinese words); case and punctuation, search operators among them (quotes, `-`, `*`, ' +
+      'parentheses), are ignored, and operator words (`AND`, `OR`, `NOT`, `NEAR`) are searched as plain words; repeated ' +
+      'words count once, one-character words (other than Chinese characters) are ignored, and only the first 10 words ' +
+      'are used. ' +
       'Every word must match, as a whole word or the start of one. A term left with no word finds nothing. Results are ' +
       'ranked by relevance (a match in the title counts most), ties newest first; when a term matches more than a few ' +
       'thousand articles, the newest of them are ranked by relevance and the older ones follow newest first (the total ' +
       'is always exact). Search may answer 503 `search_busy` with `Retry-After` when it is at capacity.',
     examples: ['fiber laser'],
+    // The refines above are not visible to the JSON Schema (which also counts code points).
+    minLength: 2,
+    maxLength: MAX_Q,
   });
 
 const UPDATED_SINCE_RULE =
@@ -72,6 +78,11 @@ const updatedSince = z
   .meta({
     description:
       'Only articles whose `updated_at` is at or after this instant: ISO 8601 with any offset (`Z`, `+08:00`), whole seconds count.',
+    // Parsed into epoch milliseconds inside the API; partners send the text, which is what the
+    // document must show (its output type would be a number).
+    type: 'string',
+    format: 'date-time',
+    examples: ['2026-10-20T08:00:00Z'],
   });
 
 const since = z.string().optional().meta({

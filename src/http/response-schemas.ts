@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LOCALES } from '../locale.js';
-import { ERROR_CODES } from './openapi-errors.js';
+import { ERROR_CODES, SERVER_REFUSALS } from './openapi-errors.js';
 
 /*
  * The public shapes of every response. Serializers are typed by these, tests validate real
@@ -108,7 +108,11 @@ export const errorSchema = z
   .object({
     error: z.object({
       code: z.string().meta({
-        description: `Stable, for programs: ${Object.keys(ERROR_CODES).join(', ')}. Each operation lists those it can answer.`,
+        description:
+          `Stable, for programs: ${Object.keys(ERROR_CODES).join(', ')}. Each operation lists those it can answer. ` +
+          `Before a request reaches an operation, the server itself may refuse it, in this same shape and without ` +
+          `X-Request-Id: ${Object.entries(SERVER_REFUSALS).map(([code, status]) => `${status} \`${code}\``).join(', ')}. ` +
+          'A fault of ours answers 500 `internal_error`.',
       }),
       message: z.string().meta({ description: 'One English sentence saying what to do.' }),
       param: z.string().optional().meta({ description: 'On invalid_parameter: the parameter at fault.' }),
@@ -145,7 +149,16 @@ export const healthSchema = z
       last_attempt: syncRunSchema.nullable().meta({ description: 'The last run that ended, of any kind and result.' }),
       last_failure: syncRunSchema.nullable().meta({ description: 'The last failed run, if any (among the last 10,000).' }),
     }).optional(),
-    search: z.object({ engine: z.string(), status: z.enum(['ok', 'unavailable']), detail: z.string().optional() }),
+    search: z.object({
+      engine: z.string(),
+      status: z.enum(['ok', 'unavailable']),
+      detail: z.string().optional(),
+      version: z.string().nullable().optional().meta({ description: 'Meilisearch: the server version, when it could be read.' }),
+      indexes: z
+        .record(z.string(), z.object({ uid: z.string(), status: z.string(), documents: z.number().int().nullable() }))
+        .optional()
+        .meta({ description: 'Meilisearch: each locale index, its state and number of documents.' }),
+    }),
     feed: z
       .object({
         entries: z.number().int().meta({ description: 'Rows in the change feed, both locales.' }),

@@ -183,6 +183,29 @@ describe('GET /api/v1/openapi.json', () => {
     }
   });
 
+  it('documents updated_since as the date-time text partners send, which the live API accepts (and a number, which it refuses)', async () => {
+    const param = (doc.paths['/api/v1/articles'].get.parameters as Json[]).find((p) => p.name === 'updated_since');
+    expect(param?.schema).toEqual({ type: 'string', format: 'date-time' });
+    const at = async (value: string) => (await api.request.get('/api/v1/articles').query({ updated_since: value }).set('X-API-Key', key)).status;
+    expect(await at(param!.example as string)).toBe(200);
+    expect(await at('1760947200000')).toBe(400);
+  });
+
+  it('documents the length limits of q and section, which the live API enforces', async () => {
+    const params = doc.paths['/api/v1/search'].get.parameters as Json[];
+    const q = params.find((p) => p.name === 'q')!.schema;
+    const section = params.find((p) => p.name === 'section')!.schema;
+    expect(q).toMatchObject({ type: 'string', minLength: 2, maxLength: 200 });
+    expect(section).toMatchObject({ type: 'string', maxLength: 100 });
+    const at = async (query: Record<string, string>) => (await api.request.get('/api/v1/search').query(query).set('X-API-Key', key)).status;
+    expect(await at({ q: 'l'.repeat(q.minLength) })).toBe(200);
+    expect(await at({ q: 'l'.repeat(q.minLength - 1) })).toBe(400);
+    expect(await at({ q: 'l'.repeat(q.maxLength) })).toBe(200);
+    expect(await at({ q: 'l'.repeat(q.maxLength + 1) })).toBe(400);
+    expect(await at({ q: 'laser', section: 's'.repeat(section.maxLength) })).toBe(200);
+    expect(await at({ q: 'laser', section: 's'.repeat(section.maxLength + 1) })).toBe(400);
+  });
+
   it('documents the slug path parameter of the single article', () => {
     const slug = (doc.paths['/api/v1/articles/{slug}'].get.parameters as Json[]).find((p) => p.in === 'path');
     expect(slug).toMatchObject({ name: 'slug', required: true, schema: { type: 'string' } });

@@ -7,7 +7,8 @@ import { startFakeMeilisearch, type FakeMeilisearch, type RequestLogEntry } from
 import { meiliFixture, type MeiliFixture } from '../support/meili-fixture.js';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectError, isoPlus, MINUTE } from '../http/contract-helpers.js';
+import { deepStrict, expectError, isoPlus, MINUTE } from '../http/contract-helpers.js';
+import { healthSchema } from '../../src/http/response-schemas.js';
 
 /*
  * What the API's Meilisearch engine sends and how it fails, against the fake driven by the
@@ -254,6 +255,8 @@ describe.each(BREAKAGES)('a Meilisearch $name', (breakage) => {
         zh: { uid: meili.uid('zh'), status: 'ok', documents: 2 },
       },
     });
+    // What the OpenAPI document publishes for /health holds for this engine's fields too.
+    expect(deepStrict(healthSchema).safeParse(status.body).success).toBe(true);
   });
 });
 
