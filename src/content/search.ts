@@ -1,4 +1,4 @@
-import type { SnapshotStore } from '../db/snapshot-store.js';
+import { snapshotReplaced, type SnapshotStore } from '../db/snapshot-store.js';
 import type { SearchEngine } from '../search/engine.js';
 import type { Locale } from '../locale.js';
 import { hydrate, type ArticlePage } from './articles.js';
@@ -47,7 +47,8 @@ export async function searchArticles(
   const offset = (params.page - 1) * params.limit;
   // Past the depth cap the engine is asked for the total only (no hits to rank).
   const beyond = offset >= maxDepth;
-  const hits = await engine.search(store.session(), {
+  const session = store.session();
+  const hits = await engine.search(session, {
     ...params,
     page: beyond ? 1 : params.page,
     limit: beyond ? 0 : params.limit,
@@ -57,8 +58,12 @@ export async function searchArticles(
     contentTag: view.contentTag(params.now),
   });
   const ids = hits.ids.slice(0, Math.max(0, maxDepth - offset));
-  // The engine may have awaited a server: take a fresh session, the old one may be closed.
-  const articles = hydrate(store.session(), ids, params.now);
+  // The engine may have awaited a server or a slot: take a fresh session, the old one may be
+  // closed. On another connection the file was replaced meanwhile: the ids and the exposure
+  // came from the old file, and in a rebuilt one an id can name another article.
+  const fresh = store.session();
+  if (fresh.connection !== session.connection) throw snapshotReplaced();
+  const articles = hydrate(fresh, ids, params.now);
   const dropped = ids.length - articles.length;
   return { articles, total: Math.max(0, hits.total - dropped) };
 }

@@ -17,6 +17,14 @@ export interface StoreSession {
 const UNAVAILABLE_MESSAGE = 'The service cannot read its content store right now; please retry in a minute.';
 
 /**
+ * A request that awaited (a search waiting for a slot or a server) outlived the connection
+ * its session was taken on: the snapshot file was replaced meanwhile. Retrying reads the new one.
+ */
+export function snapshotReplaced(): ServiceUnavailableError {
+  return new ServiceUnavailableError('The content changed while the search ran; please retry.', 'the snapshot was replaced during a search');
+}
+
+/**
  * The API's read-only handle on the snapshot. It opens the database lazily, reopens it when
  * the file was replaced or removed (src/db/reopening-reader.ts), and turns every store
  * failure into a 503 without ever crashing the process: the API stays up and recovers when

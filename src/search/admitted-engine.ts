@@ -1,4 +1,4 @@
-import type { StoreSession } from '../db/snapshot-store.js';
+import { snapshotReplaced, type StoreSession } from '../db/snapshot-store.js';
 import { Admission, type AdmissionLimits } from './admission.js';
 import type { EngineHealth, SearchEngine, SearchPage, SearchQuery } from './engine.js';
 
@@ -23,7 +23,12 @@ export class AdmittedEngine implements SearchEngine {
 
   search(session: StoreSession, query: SearchQuery): Promise<SearchPage> {
     const key = query.keyId === undefined ? 'unknown' : `key:${query.keyId}`;
-    return this.admission.run(key, (signal) => this.inner.search(session, { ...query, signal }));
+    return this.admission.run(key, async (signal) => {
+      // A search that waited for its slot may hold a session whose connection a later request
+      // closed (the snapshot file was replaced): reading through it would be a 500.
+      if (!session.db.$client.open) throw snapshotReplaced();
+      return this.inner.search(session, { ...query, signal });
+    });
   }
 
   health(): Promise<EngineHealth> {
