@@ -11,6 +11,7 @@ import {
   upsertArticle,
 } from '../src/db/snapshot-write.js';
 import type { Locale } from '../src/locale.js';
+import { formatUtcSeconds } from '../src/time.js';
 import { indexArticle, reindexArticles, unindexArticle } from '../src/search/sqlite-index.js';
 import { STAGING_TABLE, type Staging } from './staging.js';
 
@@ -45,6 +46,13 @@ export interface ApplyOptions {
   nowMs?: number;
   /** Deletes that took effect longer ago than this are pruned from the feed; never when absent. */
   feedRetentionMs?: number;
+  /**
+   * Read once the writes are done, just before the commit: each locale's synced_at and
+   * changed_at (Last-Modified). A reader during the apply still saw the old content, so the
+   * change must not be dated before that reader (a full sync's apply takes many seconds).
+   * `nowIso` when absent.
+   */
+  committingAt?: () => number;
 }
 
 /**
@@ -62,14 +70,16 @@ export function applyStaged(
   const nowMs = options.nowMs ?? Date.parse(nowIso);
   return writeTransaction(db, () => {
     const outcomes = new Map<Locale, LocaleOutcome>();
-    for (const input of inputs) outcomes.set(input.locale, applyLocale(db, staging, input, nowIso, { ...options, nowMs }));
+    for (const input of inputs) outcomes.set(input.locale, applyLocale(db, staging, input, { ...options, nowMs }));
+    const committedIso = options.committingAt ? formatUtcSeconds(options.committingAt()) : nowIso;
+    for (const [locale, outcome] of outcomes) markLocaleSynced(db, locale, committedIso, outcome.changed);
     // The pending mark (set before this transaction, see run-sync.ts) goes with the commit.
     setFeedPending(db, null);
     return outcomes;
   });
 }
 
-function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: string, options: ApplyOptions & { nowMs: number }): LocaleOutcome {
+function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: ApplyOptions & { nowMs: number }): LocaleOutcome {
   const { locale } = input;
   const sectionChanges = replaceSections(db, locale, input.sections, { removeMissing: !input.keepSections });
   const sectionNames = sectionChanges.names;
@@ -129,7 +139,6 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, nowIso: strin
   }
 
   const changed = sectionChanges.changed || upserted.size > 0 || removed.size > 0 || feed.pruned > 0;
-  markLocaleSynced(db, locale, nowIso, changed);
   return {
     upserted: upserted.size,
     removed: removed.size,

@@ -174,6 +174,7 @@ function applyWithFeed(deps: SyncDeps, staging: Staging, inputs: LocaleInput[]):
     const nowMs = clock();
     return applyStaged(db, staging, inputs, formatUtcSeconds(nowMs), {
       nowMs,
+      committingAt: clock,
       feedRetentionMs: (deps.feedRetentionDays ?? DEFAULT_FEED_RETENTION_DAYS) * 86_400_000,
     });
   } catch (error) {

@@ -42,6 +42,8 @@ export interface FeedPage {
    * moment, but must not be kept, since the mark can go without the content version moving.
    */
   heldBack: boolean;
+  /** The time the read saw up to (`now`, or the pending mark when held back): its Last-Modified's. */
+  asOf: number;
 }
 
 export function encodeCursor(epoch: string, position: FeedPosition): string {
@@ -107,7 +109,7 @@ export function readChanges(
         ? { type: 'upsert', slug: row.slug, changedAtMs: row.effective_ms, article: row.article }
         : { type: 'delete', slug: row.slug, changedAtMs: row.effective_ms },
     );
-    return { changes, next: encodeCursor(state.epoch, next), hasMore, heldBack: bound < query.now };
+    return { changes, next: encodeCursor(state.epoch, next), hasMore, heldBack: bound < query.now, asOf: bound };
   });
 }
 

@@ -135,10 +135,18 @@ describe('GET /api/v1/changes', () => {
     h.clock.set('2026-11-01T09:00:00Z');
     const during = await h.changes('en', undefined);
     expect(during.body.data.map((c) => c.slug)).toEqual(['story-now']);
+    // Dated at what it saw: not at the scheduled article it leaves out.
+    const headers = { 'X-API-Key': h.key };
+    const duringRes = await fetch(`${h.api.url}/api/v1/changes?locale=en`, { headers });
+    const lastModified = duringRes.headers.get('last-modified')!;
+    expect(Date.parse(lastModified)).toBeLessThan(Date.parse('2026-11-01T09:00:00Z'));
     // It commits with nothing to change: the content version stays, the mark goes.
     setPending(null);
     const after = await h.changes('en', undefined);
     expect(after.body.data.map((c) => c.slug)).toEqual(['story-now', 'story-later']);
+    // A partner revalidating by date gets the page with the article, not a 304.
+    const revalidated = await fetch(`${h.api.url}/api/v1/changes?locale=en`, { headers: { ...headers, 'If-Modified-Since': lastModified } });
+    expect(revalidated.status).toBe(200);
   });
 
   it('never skips or repeats a change when syncs run between two page reads', async () => {

@@ -67,8 +67,13 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const session = sessionOf(res);
     const now = clock();
     const { q, view, key } = resolveChanges(req, session, catalog, now);
+    // A page held back to a sync's pending mark is dated at the mark: dated `now`, it would
+    // count a scheduled article it leaves out, and a partner revalidating by date would get a
+    // 304 for the page that has it.
+    let asOf = now;
     const rep = cache.remember(key, () => {
       const page = readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
+      asOf = page.asOf;
       return represent(
         {
           data: page.changes.map(toChange),
@@ -80,7 +85,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
         { transient: page.heldBack },
       );
     });
-    sendRepresentation(req, res, rep, view.lastModified(now));
+    sendRepresentation(req, res, rep, view.lastModified(asOf));
   });
 
   router.get('/api/v1/search', async (req, res) => {
