@@ -21,8 +21,12 @@ export interface Paging {
   pages: number;
 }
 
+// An absolute-form request line (`GET http://host/api/v1/...`) names a host: never echoed.
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
 /** Builds the request's URL with another page; the query is parsed once per response. */
-function pageUrls(url: string): (page: number) => string {
+function pageUrls(requestUrl: string): (page: number) => string {
+  const url = requestUrl.replace(ABSOLUTE_FORM, '') || '/';
   const at = url.indexOf('?');
   const path = at === -1 ? url : url.slice(0, at);
   // Express matches paths case-insensitively and with or without a trailing slash: so does this.

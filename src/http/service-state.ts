@@ -17,13 +17,31 @@ const ageSeconds = (iso: string, now: number) => Math.max(0, Math.round((now - (
 // /health needs no key: a failed run's reason is shown without addresses, paths or host
 // names (the whole text is in `npm run sync -- --status`), and kept short.
 const REASON_LENGTH = 200;
+// What is read of a stored reason (at most 2,000 characters in sync_runs): enough for the 200 shown.
+const REASON_INPUT_LENGTH = 1_000;
 
 export function publicReason(error: string): string {
+  // Part of this text comes from the CMS (its status text, its error message) and /health
+  // needs no key: every pattern here matches maximal runs, so it costs linear time whatever
+  // the text (a letter required in the middle of a pattern backtracked badly on "a-a-a-...").
   return error
-    .replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<address>')
+    .slice(0, REASON_INPUT_LENGTH)
+    .replace(/[a-z][a-z0-9+.-]*(?::\/\/\S*)?/gi, (run) => (run.includes('://') ? '<address>' : run))
     .replace(/(^|[\s(=:])\/[^\s),;]*/g, '$1<path>')
-    .replace(/\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[\w-]*[a-z][\w-]*(?:\.[\w-]+)+\b/gi, '<host>')
+    .replace(/\b(?:\d{1,3}\.){3}\d{1,3}\b/g, '<host>')
+    .replace(/[\w.-]+/g, hideHostName)
     .slice(0, REASON_LENGTH);
+}
+
+/** A run of name characters with a dotted name inside (its first label has a letter) hidden. */
+function hideHostName(run: string): string {
+  let start = 0;
+  let end = run.length;
+  while (start < end && run[start] === '.') start += 1;
+  while (end > start && run[end - 1] === '.') end -= 1;
+  const labels = run.slice(start, end).split('.');
+  const isHost = labels.length > 1 && labels.every((l) => l.length > 0) && /[a-z]/i.test(labels[0]!);
+  return isHost ? `${run.slice(0, start)}<host>${run.slice(end)}` : run;
 }
 
 /** The snapshot's state, or undefined when it has never been synced. */

@@ -26,9 +26,15 @@ export const FIELD_LIMITS = {
 } as const;
 
 const SLUG = /^[A-Za-z0-9._~-]{1,200}$/;
+// "." and ".." are removed from a URL path by every client (/articles/. is the list), and
+// prototype keys break partners who index a copy by slug in a plain object.
+const RESERVED_SLUGS = new Set(['.', '..', '__proto__', 'constructor', 'prototype']);
 
 const cmsId = z.string().min(1).max(FIELD_LIMITS.id);
-const slug = z.string().regex(SLUG, 'not URL-safe (1 to 200 of A-Z a-z 0-9 . _ ~ -)');
+const slug = z
+  .string()
+  .regex(SLUG, 'not URL-safe (1 to 200 of A-Z a-z 0-9 . _ ~ -)')
+  .refine((s) => !RESERVED_SLUGS.has(s), 'reserved (., .., or a JavaScript prototype key)');
 const timestamp = z
   .string()
   .max(64)
@@ -228,6 +234,9 @@ function typeOf(value: unknown): string {
 }
 
 function shortJson(value: unknown): string {
+  // A nested value is named by its type: a CMS can send one deep enough to overflow
+  // JSON.stringify, which would fail the whole run instead of rejecting the record.
+  if (typeof value === 'object' && value !== null) return typeOf(value);
   const json = JSON.stringify(value) ?? String(value);
   return json.length > 40 ? `${json.slice(0, 37)}...` : json;
 }

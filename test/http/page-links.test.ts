@@ -158,6 +158,15 @@ describe('Link header', () => {
     }
   });
 
+  it('never echoes the host of an absolute-form request line', () => {
+    const header = linkHeader('http://evil.example/api/v1/articles?limit=5', { page: 1, pages: 3 });
+    expect(links(header!)).toEqual({
+      next: '/api/v1/articles?limit=5&page=2',
+      first: '/api/v1/articles?limit=5&page=1',
+      last: '/api/v1/articles?limit=5&page=3',
+    });
+  });
+
   it('builds the header for edge pages without the server', () => {
     expect(linkHeader('/api/v1/articles', { page: 1, pages: 1 })).toBe('</api/v1/articles?page=1>; rel="first", </api/v1/articles?page=1>; rel="last"');
     expect(linkHeader('/api/v1/articles?page=1', { page: 1, pages: 0 })).toBeUndefined();

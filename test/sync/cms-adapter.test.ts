@@ -184,6 +184,20 @@ describe('HTTP CMS adapter: articles', () => {
     expect(result).toEqual({ ok: false, rejected: { cmsId: 'big', status: 'published', reason: 'body_markdown: longer than 2000000 characters' } });
   });
 
+  it('rejects a record whose locale is nested too deep to print, instead of failing the page', () => {
+    let deep: unknown = 'en';
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    const result = parseArticle({ ...rawArticle({ id: 'deep' }), locale: deep }, 'en');
+    expect(result).toMatchObject({ ok: false, rejected: { cmsId: 'deep', reason: expect.stringContaining('locale') } });
+  });
+
+  it('rejects slugs that name no article in a URL: ".", ".." and prototype keys', () => {
+    for (const slug of ['.', '..', '__proto__', 'constructor', 'prototype']) {
+      expect(parseArticle(rawArticle({ id: `s-${slug}`, slug }), 'en'), slug).toMatchObject({ ok: false, rejected: { cmsId: `s-${slug}` } });
+    }
+    for (const slug of ['a.b', '.well', 'v1.0', '..x']) expect(parseArticle(rawArticle({ id: `ok-${slug}`, slug }), 'en').ok, slug).toBe(true);
+  });
+
   it('rejects a record that is not an object', () => {
     expect(parseArticle(null, 'en')).toEqual({ ok: false, rejected: { cmsId: null, status: null, reason: 'record: expected object, got null' } });
   });
