@@ -478,8 +478,14 @@ export function requireCms(config: WorkerConfig): CmsConfig {
 
 const demoSchema = z.object({
   PORT: optional(int(0, 65_535)).default(3000),
-  DATABASE_PATH: optional(z.string()).default('data/demo.db'),
+  // Not DATABASE_PATH: the demo deletes and rewrites its snapshot at each start, and on a host
+  // whose shell exports the production DATABASE_PATH that would replace the live snapshot.
+  // A DEMO_ name can only have been set for the demo (tests use it for a temporary folder).
+  DEMO_DATABASE_PATH: optional(z.string()).default('data/demo.db'),
 });
+
+/** Set in the environment of most operators' shells, and never read by the demo. */
+const IGNORED_BY_DEMO = ['DATABASE_PATH', 'KEYS_DATABASE_PATH'] as const;
 
 export interface DemoConfig {
   port: number;
@@ -487,10 +493,17 @@ export interface DemoConfig {
   databasePath: string;
   /** The demo's own keys database beside it, never the real `keys.db` of that folder. */
   keysDatabasePath: string;
+  /** The variables of IGNORED_BY_DEMO that are set, for the demo to say it ignores them. */
+  ignoredVariables: string[];
 }
 
 export function loadDemoConfig(env: Env): Readonly<DemoConfig> {
   const v = parse(demoSchema, env);
-  const databasePath = resolve(v.DATABASE_PATH);
-  return Object.freeze({ port: v.PORT, databasePath, keysDatabasePath: join(dirname(databasePath), 'demo-keys.db') });
+  const databasePath = resolve(v.DEMO_DATABASE_PATH);
+  return Object.freeze({
+    port: v.PORT,
+    databasePath,
+    keysDatabasePath: join(dirname(databasePath), 'demo-keys.db'),
+    ignoredVariables: IGNORED_BY_DEMO.filter((name) => (env[name] ?? '') !== ''),
+  });
 }

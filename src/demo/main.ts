@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
 import { runMain } from '../main-guard.js';
 import { projectRoot } from '../paths.js';
-import { startCmsServer } from './cms-server.js';
+import { startCmsServer, type CmsServerHandle } from './cms-server.js';
 import { loadSampleStore } from './sample.js';
 
 /*
@@ -18,11 +18,15 @@ import { loadSampleStore } from './sample.js';
 const root = projectRoot();
 const CMS_TOKEN = 'demo-cms-token';
 const children: ChildProcess[] = [];
+/** Set by Ctrl-C or SIGTERM, or once startup failed: no child is started after it. */
+let stopping = false;
 
 /** A path as a person would type it: relative inside the project, absolute elsewhere. */
 const shown = (path: string) => (path.startsWith(`${root}/`) ? relative(root, path) : path);
 
 function node(script: string, args: string[], env: Record<string, string>): ChildProcess {
+  // A step still under way when the demo was told to stop must not start another process.
+  if (stopping) throw new UsageError('the demo was stopped while starting');
   const child = spawn(process.execPath, [join(root, 'dist', script), ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,10 +49,15 @@ async function finish(child: ChildProcess, what: string): Promise<string> {
 async function startApi(env: Record<string, string>, logPath: string): Promise<number> {
   const api = node('src/server.js', [], env);
   const log = createWriteStream(logPath);
+  // Its last stderr line says why it stopped (e.g. the port is taken): worth the one line shown.
+  let lastError = '';
+  api.stderr?.on('data', (d: Buffer) => (lastError = d.toString().trim().split('\n').at(-1) || lastError));
   api.stderr?.pipe(log);
   const lines = createInterface({ input: api.stdout! });
   return new Promise((resolve, reject) => {
-    api.on('exit', (code) => reject(new UsageError(`the API stopped (exit ${code}); see ${shown(logPath)}`)));
+    api.on('exit', (code) =>
+      reject(new UsageError(`the API stopped (exit ${code})${lastError ? `: ${lastError}` : ''}; see ${shown(logPath)}`)),
+    );
     lines.on('line', (line) => {
       log.write(`${line}\n`);
       try {
@@ -61,12 +70,54 @@ async function startApi(env: Record<string, string>, logPath: string): Promise<n
   });
 }
 
+// A child killed by a signal keeps exitCode null, so both codes are checked: waiting for the
+// exit of a child that already exited would never end.
+const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
 function stopAll(): void {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  for (const child of children) if (running(child)) child.kill('SIGTERM');
 }
 
 runMain(async () => {
-  const { port, databasePath, keysDatabasePath } = loadDemoConfig(process.env);
+  const { port, databasePath, keysDatabasePath, ignoredVariables } = loadDemoConfig(process.env);
+  if (ignoredVariables.length > 0) {
+    const own = `${shown(databasePath)} and ${shown(keysDatabasePath)}`;
+    process.stdout.write(`Ignoring ${ignoredVariables.join(' and ')}: the demo uses only its own ${own}\n`);
+  }
+  // Installed before any child starts, so a Ctrl-C during the first sync stops it too (the
+  // step under way then fails, and the cleanup below runs as after any failed start).
+  const stopRequested = new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  void stopRequested.then(() => {
+    stopping = true;
+    stopAll();
+  });
+  let cms: CmsServerHandle | undefined;
+  try {
+    await startDemo(port, databasePath, keysDatabasePath, (handle) => (cms = handle));
+    await stopRequested;
+    process.stdout.write('Stopping the demo...\n');
+  } catch (error) {
+    if (!stopping) throw error; // a failed start: runMain prints its one line and exits 1
+    process.stdout.write('Stopping the demo...\n');
+  } finally {
+    // Whatever was started so far, or the process would stay up on the CMS server after a
+    // failed start, with nothing left to stop it.
+    stopping = true;
+    stopAll();
+    await Promise.all(children.map((c) => (running(c) ? new Promise((r) => c.on('exit', r)) : undefined)));
+    await cms?.close();
+  }
+});
+
+async function startDemo(
+  port: number,
+  databasePath: string,
+  keysDatabasePath: string,
+  onCms: (cms: CmsServerHandle) => void,
+): Promise<void> {
   const dataDir = dirname(databasePath);
   mkdirSync(dataDir, { recursive: true });
   for (const path of [databasePath, keysDatabasePath]) {
@@ -74,6 +125,7 @@ runMain(async () => {
   }
 
   const cms = await startCmsServer({ store: loadSampleStore(Date.now()), token: CMS_TOKEN, basePath: '/export' });
+  onCms(cms);
   const env = { DATABASE_PATH: databasePath, KEYS_DATABASE_PATH: keysDatabasePath, CMS_BASE_URL: cms.url, CMS_TOKEN, LOG_LEVEL: 'info' };
   process.stdout.write(`Sample CMS on ${cms.url}\nSyncing it into ${shown(databasePath)} ...\n`);
   await finish(node('sync/main.js', ['--once'], env), 'the first sync');
@@ -114,15 +166,6 @@ runMain(async () => {
       '',
     ].join('\n'),
   );
-
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  process.stdout.write('Stopping the demo...\n');
-  stopAll();
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.on('exit', r)) : undefined)));
-  await cms.close();
-});
+}
 
 process.on('exit', stopAll);

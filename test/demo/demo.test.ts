@@ -24,7 +24,7 @@ afterAll(async () => {
 
 function startDemo(): Promise<{ ready: string }> {
   demo = spawn(process.execPath, [join(projectRoot(), 'dist/src/demo/main.js')], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', DATABASE_PATH: dir.path('demo.db') },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', DEMO_DATABASE_PATH: dir.path('demo.db') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
