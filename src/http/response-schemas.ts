@@ -38,7 +38,13 @@ export const articleSchema = z
   .meta({ id: 'Article' });
 
 export const articleDetailSchema = articleSchema
-  .extend({ body: z.string().meta({ description: 'The article body in Markdown.' }) })
+  .extend({
+    body: z.string().meta({
+      description:
+        'The article body in Markdown, as our editors wrote it: it may hold raw HTML. Render it with raw HTML off ' +
+        '(markdown-it: `html: false`, its default) or sanitise the HTML you render (marked does not: use DOMPurify or similar).',
+    }),
+  })
   .meta({ id: 'ArticleDetail' });
 
 export const sectionSchema = z
