@@ -3,6 +3,17 @@ import type { Locale } from '../src/locale.js';
 import type { CmsAdapter, RejectedRecord } from './cms/types.js';
 import type { RemovalCandidate, Staging } from './staging.js';
 
+/**
+ * No listing of ours is longer (10 million records at 100 a page): a CMS that claims more pages
+ * and keeps answering would otherwise hold the worker, every later sync and every takedown, for
+ * ever. Past it the run fails, and says why.
+ */
+export const MAX_LISTING_PAGES = 100_000;
+
+function checkPageCount(page: number, request: string): void {
+  if (page > MAX_LISTING_PAGES) throw new Error(`the CMS listed more than ${MAX_LISTING_PAGES} pages for ${request}; the run stops`);
+}
+
 // Removal candidates looked up one by one up to this many; past it, one sweep costs less.
 const CANDIDATE_LOOKUPS = 50;
 // A candidate's lookup needs the few records changed at its instant: small pages suffice.
@@ -44,6 +55,7 @@ export async function stageListing(
   let firstTotal: number | undefined;
   for (let page = 1; ; page += 1) {
     options.signal?.throwIfAborted();
+    checkPageCount(page, `the ${query.locale} listing`);
     const response = await cms.listArticles(
       { locale: query.locale, page, perPage: query.perPage, publishedOnly: query.publishedOnly, updatedSince: query.updatedSince },
       options.signal,
@@ -52,8 +64,10 @@ export async function stageListing(
     result.records += response.articles.length;
     firstTotal ??= response.total;
     if (response.total !== firstTotal) result.stable = false;
+    let fresh = 0;
     for (const article of response.articles) {
       if (seen.has(article.cmsId)) result.stable = false;
+      else fresh += 1;
       seen.add(article.cmsId);
     }
     const withId: Array<{ cmsId: string; status: string | null }> = [];
@@ -73,6 +87,9 @@ export async function stageListing(
     staging.stagePage(query.locale, response.articles, withId);
     options.onPage?.(response.articles.length + response.rejected.length);
     if (page >= response.pages || response.articles.length + response.rejected.length === 0) return result;
+    // A whole page of records already read: no shift moves a page's worth, the CMS is
+    // repeating itself (claiming pages it does not have). Stop; the listing is unsettled.
+    if (response.articles.length > 0 && fresh === 0 && response.rejected.length === 0) return result;
   }
 }
 
@@ -93,6 +110,7 @@ export async function changedDuringListing(
   signal?: AbortSignal,
 ): Promise<boolean> {
   for (let page = 1; ; page += 1) {
+    checkPageCount(page, `the ${query.locale} changes since ${query.since}`);
     const response = await cms.listArticles(
       { locale: query.locale, page, perPage: query.perPage, updatedSince: query.since },
       signal,
@@ -168,6 +186,7 @@ async function publishedBetween(
 ): Promise<boolean> {
   for (let page = 1; ; page += 1) {
     signal?.throwIfAborted();
+    checkPageCount(page, `the ${query.locale} listing from ${range.from}`);
     const response = await cms.listArticles(
       { locale: query.locale, page, perPage: query.perPage, publishedOnly: true, updatedSince: range.from },
       signal,
