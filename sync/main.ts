@@ -1,5 +1,4 @@
 import { Command, CommanderError } from 'commander';
-import cron from 'node-cron';
 import { loadWorkerConfig, requireCms, type WorkerConfig } from '../src/config.js';
 import { openWriter, type Db } from '../src/db/connection.js';
 import { getWorkerState, recentRuns, setWorkerState } from '../src/db/sync-runs.js';
@@ -13,7 +12,7 @@ import { formatUtcSeconds, systemClock } from '../src/time.js';
 import { createHttpCmsAdapter } from './cms/http-adapter.js';
 import { createCmsHttpClient } from './cms/http-client.js';
 import { runSync, type SyncDeps, type SyncKind } from './run-sync.js';
-import { SyncScheduler } from './scheduler.js';
+import { scheduleSyncs, SyncScheduler } from './scheduler.js';
 import { formatLastWebhook, formatRuns, LAST_WEBHOOK, runsAsJson } from './status.js';
 import { createWebhookServer, WEBHOOK_PATH } from './webhook.js';
 
@@ -84,11 +83,36 @@ function deps(config: WorkerConfig, db: Db, logger: Logger, withCms: boolean): S
   };
 }
 
+/**
+ * Ctrl-C on `npm run sync` delivers SIGINT twice within milliseconds (from the terminal to the
+ * whole process group, and from npm forwarding it): a repeat this soon after the first signal
+ * is that same stop and is ignored, as the API ignores one during its drain. A signal sent
+ * later means "stop now" and exits 1 at once.
+ */
+const REPEATED_SIGNAL_WINDOW_MS = 2_000;
+
+function onStopSignals(logger: Logger, stop: (signal: string) => void): void {
+  let firstAt: number | undefined;
+  const handle = (signal: string) => {
+    if (firstAt === undefined) {
+      firstAt = Date.now();
+      stop(signal);
+    } else if (Date.now() - firstAt < REPEATED_SIGNAL_WINDOW_MS) {
+      logger.info({ signal }, 'already stopping: repeated signal ignored');
+    } else {
+      logger.warn({ signal }, 'second signal: exiting now');
+      logger.flush();
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => handle('SIGTERM'));
+  process.on('SIGINT', () => handle('SIGINT'));
+}
+
 async function once(config: WorkerConfig, db: Db, logger: Logger, kind: SyncKind | 'auto'): Promise<void> {
   const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // Not process.once: the second SIGINT of a Ctrl-C would then kill the process by default.
+  onStopSignals(logger, () => controller.abort());
   const summary = await runSync({ ...deps(config, db, logger, kind !== 'reindex'), signal: controller.signal }, kind);
   // Stopped on purpose: the run is rolled back and recorded as stopped, and that is no failure
   // of the process (a deploy or a person stopping it expects exit code 0, as the daemon gives).
@@ -98,41 +122,43 @@ async function once(config: WorkerConfig, db: Db, logger: Logger, kind: SyncKind
 async function daemon(config: WorkerConfig, db: Db, logger: Logger): Promise<void> {
   const controller = new AbortController();
   const base = { ...deps(config, db, logger, true), signal: controller.signal };
+  // Both ports are bound before any tick or run starts: one that cannot be bound ends the start
+  // with runMain's one line and exit code 1, with nothing started. Started first, a sync would
+  // outlive this function (the database closed under it) and the cron tasks would keep a
+  // process alive whose every run crashes.
   const metrics = await serveWorkerMetrics(config, logger);
   const scheduler = new SyncScheduler(async (kind) => {
     const summary = await runSync(base, kind);
     metrics?.record(summary, Date.now());
     return summary;
   }, logger);
-  const tasks = [
-    cron.schedule(config.schedule.incremental, () => scheduler.request('incremental'), { name: 'incremental sync' }),
-    cron.schedule(config.schedule.full, () => scheduler.request('full'), { name: 'full sync' }),
-  ];
-  logger.info(
-    { incremental: config.schedule.incremental, full: config.schedule.full },
-    'sync worker started; first sync now, then on schedule',
-  );
-  scheduler.request('auto');
-  const webhook = config.webhook ? await listenForWebhooks(config, db, logger, scheduler) : undefined;
-
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) {
-        logger.warn({ signal }, 'second signal: exiting now');
-        process.exit(1);
-      }
-      stopping = true;
+  let webhook: Awaited<ReturnType<typeof listenForWebhooks>> | undefined;
+  try {
+    webhook = config.webhook ? await listenForWebhooks(config, db, logger, scheduler) : undefined;
+  } catch (error) {
+    // An open metrics port would keep the process alive after runMain's exit code 1.
+    await metrics?.close();
+    throw error;
+  }
+  const tasks = scheduleSyncs(scheduler, config.schedule, logger);
+  // Listening for signals before the first run starts: the run's synchronous start (its
+  // sync_runs row) is visible to others, and a signal then must roll it back, not kill us.
+  const stopped = new Promise<void>((resolve) => {
+    onStopSignals(logger, (signal) => {
       logger.info({ signal }, 'stopping: the current run, if any, is rolled back');
       for (const task of tasks) void task.stop();
       webhook?.close();
       webhook?.closeAllConnections();
       controller.abort();
       void scheduler.stop().then(() => metrics?.close()).then(resolve);
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+    });
   });
+  logger.info(
+    { incremental: config.schedule.incremental, full: config.schedule.full },
+    'sync worker started; first sync now, then on schedule',
+  );
+  scheduler.request('auto');
+  await stopped;
 }
 
 /** The CMS webhook (opt-in): each valid call starts an incremental sync, or queues one. */
@@ -146,14 +172,20 @@ async function listenForWebhooks(config: WorkerConfig, db: Db, logger: Logger, s
     logger,
     trigger: () => scheduler.triggered(),
     received: ({ receivedAt, status, outcome }) => {
-      const at = formatUtcSeconds(receivedAt);
-      setWorkerState(db, LAST_WEBHOOK, JSON.stringify({ received_at: at, status, outcome }), at);
       logger.info({ status, outcome }, `CMS webhook received: ${outcome}`);
+      const at = formatUtcSeconds(receivedAt);
+      // Only for accepted calls (see webhook.ts). A locked or failing database must not stop the
+      // worker: the call was answered and its run requested; only --status misses it.
+      try {
+        setWorkerState(db, LAST_WEBHOOK, JSON.stringify({ received_at: at, status, outcome }), at);
+      } catch (error) {
+        logger.warn({ err: error }, 'could not record the last CMS webhook for --status');
+      }
     },
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new UsageError(`cannot listen for webhooks on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'port in use (set WEBHOOK_PORT)' : error.message}`)),
+      reject(new UsageError(`Cannot listen for CMS webhooks on ${host}:${port}: ${webhookBindFailure(error, config)}`)),
     );
     server.listen(port, host, resolve);
   });
@@ -162,12 +194,24 @@ async function listenForWebhooks(config: WorkerConfig, db: Db, logger: Logger, s
   return server;
 }
 
+function webhookBindFailure(error: NodeJS.ErrnoException, config: WorkerConfig): string {
+  const { port } = config.webhook!;
+  // The metrics are bound first: the same port in both shows up here.
+  if (error.code === 'EADDRINUSE' && port !== 0 && config.metrics?.port === port) {
+    return `port ${port} is already taken by WORKER_METRICS_PORT (give WEBHOOK_PORT another port)`;
+  }
+  if (error.code === 'EADDRINUSE') return `port ${port} is already in use (set WEBHOOK_PORT to a free port)`;
+  if (error.code === 'EACCES') return `not allowed to listen on port ${port} (set WEBHOOK_PORT to another port)`;
+  if (error.code === 'EADDRNOTAVAIL') return 'no such address on this host (check WEBHOOK_HOST)';
+  return `${error.message} (check WEBHOOK_HOST and WEBHOOK_PORT)`;
+}
+
 /** The daemon's metrics on WORKER_METRICS_PORT, when set. */
 async function serveWorkerMetrics(config: WorkerConfig, logger: Logger) {
   if (!config.metrics) return undefined;
   const registry = createRegistry();
   const metrics = new WorkerMetrics(registry);
-  const server = await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host);
+  const server = await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host, 'WORKER_METRICS_PORT');
   logger.info({ metricsPort: portOf(server) }, `worker metrics on http://${config.metrics.host}:${portOf(server)}/metrics`);
   return { record: metrics.record.bind(metrics), close: () => closeMetricsServer(server) };
 }
@@ -183,6 +227,7 @@ runMain(async () => {
     if (options.status) {
       const runs = recentRuns(db, 20);
       const webhook = getWorkerState(db, LAST_WEBHOOK);
+      // --json stays the array of runs that scripts already read; the last webhook is in the text.
       const lines = options.json ? [JSON.stringify(runsAsJson(runs))] : [...formatRuns(runs), '', formatLastWebhook(webhook)];
       process.stdout.write(`${lines.join('\n')}\n`);
     } else if (options.reindex) {

@@ -1,3 +1,4 @@
+import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../src/logger.js';
 import type { SyncKind, SyncSummary } from './run-sync.js';
 
@@ -78,4 +79,29 @@ export class SyncScheduler {
     this.incrementalPending = false;
     while (this.current) await this.current;
   }
+}
+
+/**
+ * The cron ticks of the long-lived worker. node-cron 4 drops a tick that fires more than
+ * about a second late (its missedExecutionTolerance), with only a console warning: a full
+ * reconcile whose tick lands while a long synchronous apply holds the event loop would be
+ * skipped until the next one (an hour by default). A missed tick is therefore requested as
+ * soon as node-cron notices it, which is right after the event loop is free again: the
+ * scheduler then starts it, queues it (a full one during an incremental run) or skips it as
+ * it does any tick.
+ */
+export function scheduleSyncs(
+  scheduler: Pick<SyncScheduler, 'request'>,
+  schedule: { incremental: string; full: string },
+  logger: Logger,
+): ScheduledTask[] {
+  return (['incremental', 'full'] as const).map((kind) => {
+    const task = cron.schedule(schedule[kind], () => scheduler.request(kind), { name: `${kind} sync` });
+    // A listener also replaces node-cron's console.warn with a line in the worker's own log.
+    task.on('execution:missed', (context) => {
+      logger.warn({ kind, due: context.date.toISOString() }, `missed a scheduled ${kind} sync (the process was busy): requesting it now`);
+      scheduler.request(kind);
+    });
+    return task;
+  });
 }

@@ -22,7 +22,11 @@ export interface WebhookOptions {
   logger: Logger;
   /** Called for a valid request: starts (or queues) an incremental sync; says which. */
   trigger(): 'started' | 'queued';
-  /** Called for every request to the hook's path, valid or not, with the answer it got. */
+  /**
+   * Called after a valid (signed) request has been answered. Not for refusals: anyone who can
+   * reach the port could otherwise make the worker write to its database (and wait for its
+   * lock) at will. A throw is logged, never left as an unhandled rejection that ends the worker.
+   */
   received(record: WebhookRecord): void;
 }
 
@@ -82,7 +86,11 @@ export function createWebhookServer(options: WebhookOptions): Server {
     handle(req).then(
       ({ status, body }) => {
         send(res, status, body);
-        options.received({ receivedAt, status, outcome: `accepted, sync ${(body as { sync: string }).sync}` });
+        try {
+          options.received({ receivedAt, status, outcome: `accepted, sync ${(body as { sync: string }).sync}` });
+        } catch (error) {
+          options.logger.error({ err: error }, 'CMS webhook: recording the call failed');
+        }
       },
       (error: unknown) => {
         const refusal = error instanceof Refusal ? error : new Refusal(400, 'invalid_request', 'The request could not be read.');
@@ -90,7 +98,6 @@ export function createWebhookServer(options: WebhookOptions): Server {
         send(res, refusal.status, { error: { code: refusal.code, message: refusal.message } });
         if (refusal.status !== 404) {
           options.logger.warn({ status: refusal.status, code: refusal.code }, `CMS webhook refused: ${refusal.code}`);
-          options.received({ receivedAt, status: refusal.status, outcome: `refused: ${refusal.code}` });
         }
         // An oversized body is not read to its end: close the connection after the answer.
         if (refusal.status === 413) res.once('finish', () => req.destroy());

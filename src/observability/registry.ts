@@ -45,7 +45,7 @@ export function clusterSource(): MetricsSource {
  * never public by accident: bind it to loopback or a private interface (METRICS_HOST).
  * A port that cannot be bound is a ConfigError naming METRICS_PORT: one line for the operator.
  */
-export async function serveMetrics(source: MetricsSource, port: number, host: string): Promise<Server> {
+export async function serveMetrics(source: MetricsSource, port: number, host: string, portVariable = 'METRICS_PORT'): Promise<Server> {
   const server = createServer((req, res) => {
     const path = req.url?.split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
@@ -66,7 +66,7 @@ export async function serveMetrics(source: MetricsSource, port: number, host: st
   try {
     await listening(server, port, host);
   } catch (error) {
-    throw new ConfigError(`Cannot serve metrics on ${host}:${port}: ${bindFailure(error, port)}`);
+    throw new ConfigError(`Cannot serve metrics on ${host}:${port}: ${bindFailure(error, port, portVariable)}`);
   }
   return server;
 }
@@ -92,12 +92,13 @@ function listening(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-function bindFailure(error: unknown, port: number): string {
+// The variable is named in the message: the worker's is WORKER_METRICS_PORT, not the API's.
+function bindFailure(error: unknown, port: number, variable: string): string {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return `port ${port} is already in use (set METRICS_PORT to a free port)`;
-  if (code === 'EACCES') return `not allowed to listen on port ${port} (set METRICS_PORT to another port)`;
+  if (code === 'EADDRINUSE') return `port ${port} is already in use (set ${variable} to a free port)`;
+  if (code === 'EACCES') return `not allowed to listen on port ${port} (set ${variable} to another port)`;
   if (code === 'EADDRNOTAVAIL') return 'no such address on this host (check METRICS_HOST)';
-  return `${(error as Error).message} (check METRICS_HOST and METRICS_PORT)`;
+  return `${(error as Error).message} (check METRICS_HOST and ${variable})`;
 }
 
 export function closeMetricsServer(server: Server | undefined): Promise<void> {
