@@ -45,8 +45,18 @@ export function clusterSource(): MetricsSource {
  * never public by accident: bind it to loopback or a private interface (METRICS_HOST).
  * A port that cannot be bound is a ConfigError naming METRICS_PORT: one line for the operator.
  */
+/**
+ * What a scraper needs and no more: a few connections, sent whole and quickly. Without limits
+ * (Node's defaults: no connection cap, 60 s for headers, 5 minutes for a request), anyone who
+ * can reach METRICS_HOST could hold connections until the process runs out of descriptors; in
+ * a cluster that process is the primary, which accepts every partner connection.
+ */
+export const METRICS_SERVER_LIMITS = { maxConnections: 32, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000 } as const;
+
 export async function serveMetrics(source: MetricsSource, port: number, host: string, portVariable = 'METRICS_PORT'): Promise<Server> {
-  const server = createServer((req, res) => {
+  const limits = METRICS_SERVER_LIMITS;
+  // The timeouts are checked every second rather than every 30 s (Node's default).
+  const server = createServer({ headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: 1_000 }, (req, res) => {
     const path = req.url?.split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: see /metrics\n');
@@ -63,6 +73,7 @@ export async function serveMetrics(source: MetricsSource, port: number, host: st
   });
   // Scrapers keep their connection open; it must never hold the process up at shutdown.
   server.keepAliveTimeout = 1_000;
+  server.maxConnections = limits.maxConnections;
   try {
     await listening(server, port, host);
   } catch (error) {
