@@ -33,7 +33,8 @@ function open(create = false, importAlways = false): OpenedKeys {
     return openKeys(keysDatabasePath, databasePath, { busyTimeoutMs, create, importAlways });
   } catch (error) {
     if (error instanceof KeysDatabaseMissingError) throw new UsageError(error.message);
-    throw new UsageError(`cannot open the keys database at ${keysDatabasePath}: ${(error as Error).message}`);
+    // A damaged file, a locked one...: the same line saying what to do as under a command.
+    throw keysDatabaseFailure(error, keysDatabasePath, busyTimeoutMs) ?? new UsageError(`cannot open the keys database at ${keysDatabasePath}: ${(error as Error).message}`);
   }
 }
 

@@ -72,11 +72,37 @@ export async function restoreDatabase(
       copy.pragma('journal_mode = WAL');
       copy.pragma('wal_checkpoint(TRUNCATE)');
       await copy.backup(livePath, { progress: ALL_PAGES });
+      assertRestored(copy, livePath);
     } finally {
       copy.close();
     }
   } finally {
     for (const suffix of ['', '-wal', '-shm']) rmSync(staged + suffix, { force: true });
+  }
+}
+
+/**
+ * Checks that the live file now holds what was restored. better-sqlite3 takes the backup
+ * step's SQLITE_BUSY (another process holds the live file's write lock: a CLI command, the
+ * API's last-used write) as "no pages left", so a restore onto a locked file would report
+ * success having copied nothing. Every table's rows are compared.
+ */
+function assertRestored(copy: Database.Database, livePath: string): void {
+  const live = new Database(livePath, { readonly: true, fileMustExist: true });
+  try {
+    const tables = copy.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pluck().all() as string[];
+    const liveTables = live.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pluck().all() as string[];
+    const same =
+      JSON.stringify(tables) === JSON.stringify(liveTables) &&
+      tables.every((table) => {
+        const rows = (db: Database.Database) => JSON.stringify(db.prepare(`SELECT * FROM "${table.replaceAll('"', '""')}" ORDER BY rowid`).raw().all());
+        return rows(copy) === rows(live);
+      });
+    if (!same) {
+      throw new BackupError(`${livePath} was locked by another process and nothing was restored: retry once it is free (a key command, backup or restore still running)`);
+    }
+  } finally {
+    live.close();
   }
 }
 

@@ -1,5 +1,7 @@
 import { backupDatabase, restoreDatabase, type BackupResult } from '../db/backup.js';
-import { assertKeysDatabase, KEYS_MIGRATIONS } from '../db/keys-connection.js';
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { assertKeysDatabase, KEYS_MIGRATIONS, NotAKeysDatabaseError } from '../db/keys-connection.js';
 import { applyRevocations, keyHashesOf, readRevocations } from '../db/keys.js';
 import { migrate } from '../db/migrate.js';
 
@@ -21,6 +23,7 @@ export interface RestoreResult {
  * and are counted, so the editor knows to create them again.
  */
 export async function restoreKeys(backupPath: string, livePath: string, busyTimeoutMs: number): Promise<RestoreResult> {
+  refuseAnotherDatabase(livePath);
   const current = readRevocations(livePath);
   const result: RestoreResult = { keys: 0, revocations_kept: 0, keys_not_in_backup: 0 };
   await restoreDatabase(backupPath, livePath, busyTimeoutMs, (copy) => {
@@ -32,4 +35,24 @@ export async function restoreKeys(backupPath: string, livePath: string, busyTime
     result.keys_not_in_backup = [...current.hashes].filter((h) => !restored.has(h)).length;
   });
   return result;
+}
+
+/**
+ * A restore replaces whatever is at KEYS_DATABASE_PATH: a missing file (the documented
+ * procedure moves a broken one aside) or one that cannot be read (a corrupt one) is what it
+ * is for, but a readable database that is not a keys database (the snapshot, by a mistyped
+ * path) must never be overwritten.
+ */
+function refuseAnotherDatabase(livePath: string): void {
+  if (!existsSync(livePath)) return;
+  let live: Database.Database | undefined;
+  try {
+    live = new Database(livePath, { readonly: true, fileMustExist: true });
+    assertKeysDatabase(live, `the file at KEYS_DATABASE_PATH (${livePath})`);
+  } catch (error) {
+    if (error instanceof NotAKeysDatabaseError) throw error;
+    // Unreadable: restoring over it is the point.
+  } finally {
+    live?.close();
+  }
 }

@@ -78,6 +78,18 @@ describe('keys commands over a damaged keys database', () => {
     expectNoSql(line);
   });
 
+  it('any command on a file that is not a database at all says it is damaged and to restore it', async () => {
+    const { path } = await keysDatabase();
+    const fd = openSync(path, 'w');
+    writeSync(fd, Buffer.alloc(8192, 'not a database '));
+    closeSync(fd);
+    for (const args of [['list'], ['revoke', '1']]) {
+      const line = expectOneLineFailure(await runCli(args, path));
+      expect(line, args.join(' ')).toMatch(/damaged.*restore/);
+      expectNoSql(line);
+    }
+  });
+
   it('list --json fails the same way: scripts get exit 1 and nothing on stdout', async () => {
     const { path } = await keysDatabase();
     damageKeysTable(path);
@@ -103,3 +115,39 @@ function damageKeysTable(path: string): void {
     closeSync(fd);
   }
 }
+
+describe('keys restore', () => {
+  it('fails with one line, exit 1, when the keys database stays locked during the restore, and reports no success', async () => {
+    const { path } = await keysDatabase();
+    const backupDir = tempDir('keys-restore-locked-');
+    dirs.push(backupDir);
+    const backup = backupDir.path('keys-backup.db');
+    expect((await runCli(['backup', backup], path)).code).toBe(0);
+    // Changed after the backup: a restore that went through would bring the old rows back.
+    await cliJson<CreatedJson>(['create', '--partner', 'Initech'], path);
+    const before = readRows(path);
+    const result = await whileWriteLocked(path, () => runCli(['restore', backup], path, { DATABASE_BUSY_TIMEOUT_MS: '200' }));
+    const line = expectOneLineFailure(result);
+    expect(line).toMatch(/locked.*nothing was restored.*retry/);
+    expect(result.stdout).not.toMatch(/Restored/);
+    expect(readRows(path)).toEqual(before);
+  });
+
+  it('refuses to restore over a file that is another database (the snapshot), and leaves it as it was', async () => {
+    const { path } = await keysDatabase();
+    const backupDir = tempDir('keys-restore-wrong-');
+    dirs.push(backupDir);
+    const backup = backupDir.path('keys-backup.db');
+    expect((await runCli(['backup', backup], path)).code).toBe(0);
+    const snapshot = backupDir.path('snapshot.db');
+    const other = new Database(snapshot);
+    other.exec('CREATE TABLE articles (id INTEGER PRIMARY KEY, slug TEXT); INSERT INTO articles (slug) VALUES (\'kept\')');
+    other.close();
+    const line = expectOneLineFailure(await runCli(['restore', backup], snapshot));
+    expect(line).toMatch(/not a keys database/);
+    const after = new Database(snapshot, { readonly: true });
+    expect(after.prepare('SELECT slug FROM articles').pluck().all()).toEqual(['kept']);
+    after.close();
+  });
+});
+
