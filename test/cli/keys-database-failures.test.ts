@@ -116,13 +116,19 @@ function damageKeysTable(path: string): void {
   }
 }
 
+/** A backup of the keys database at `path`, made by the CLI, in a folder of its own. */
+async function backedUp(path: string): Promise<{ backup: string; dir: ReturnType<typeof tempDir> }> {
+  const dir = tempDir('keys-restore-');
+  dirs.push(dir);
+  const backup = dir.path('keys-backup.db');
+  expect((await runCli(['backup', backup], path)).code).toBe(0);
+  return { backup, dir };
+}
+
 describe('keys restore', () => {
   it('fails with one line, exit 1, when the keys database stays locked during the restore, and reports no success', async () => {
     const { path } = await keysDatabase();
-    const backupDir = tempDir('keys-restore-locked-');
-    dirs.push(backupDir);
-    const backup = backupDir.path('keys-backup.db');
-    expect((await runCli(['backup', backup], path)).code).toBe(0);
+    const { backup } = await backedUp(path);
     // Changed after the backup: a restore that went through would bring the old rows back.
     await cliJson<CreatedJson>(['create', '--partner', 'Initech'], path);
     const before = readRows(path);
@@ -135,11 +141,8 @@ describe('keys restore', () => {
 
   it('refuses to restore over a file that is another database (the snapshot), and leaves it as it was', async () => {
     const { path } = await keysDatabase();
-    const backupDir = tempDir('keys-restore-wrong-');
-    dirs.push(backupDir);
-    const backup = backupDir.path('keys-backup.db');
-    expect((await runCli(['backup', backup], path)).code).toBe(0);
-    const snapshot = backupDir.path('snapshot.db');
+    const { backup, dir } = await backedUp(path);
+    const snapshot = dir.path('snapshot.db');
     const other = new Database(snapshot);
     other.exec('CREATE TABLE articles (id INTEGER PRIMARY KEY, slug TEXT); INSERT INTO articles (slug) VALUES (\'kept\')');
     other.close();
