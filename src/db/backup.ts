@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ensureFolder } from './connection.js';
 
@@ -20,7 +20,8 @@ export class BackupError extends Error {
  * Copies a live database to `target` through SQLite's online backup API: consistent (one
  * read snapshot, the WAL included, unlike a `cp` of a WAL-mode file) and safe while the API
  * and the worker use it. The copy is written under a temporary name beside the target,
- * checked with PRAGMA integrity_check, then renamed, so `target` is never half-written.
+ * checked with PRAGMA integrity_check, then linked into place, so `target` is never
+ * half-written, and never replaced: of two backups to one name, the second fails.
  */
 export async function backupDatabase(sourcePath: string, target: string, busyTimeoutMs: number): Promise<BackupResult> {
   const source = new Database(sourcePath, { readonly: true, fileMustExist: true });
@@ -31,7 +32,13 @@ export async function backupDatabase(sourcePath: string, target: string, busyTim
     await source.backup(partial, { progress: ALL_PAGES });
     selfContained(partial);
     checkIntegrity(partial);
-    renameSync(partial, target);
+    // A link fails when the name is taken (a rename would replace it): no backup is ever lost.
+    try {
+      linkSync(partial, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new BackupError(`${target} already exists: choose a new file name for the backup`);
+      throw error;
+    }
   } finally {
     source.close();
     for (const suffix of ['', '-wal', '-shm']) rmSync(partial + suffix, { force: true });

@@ -184,8 +184,8 @@ async function failOnStatus(res: Response, signal: AbortSignal, now: Clock): Pro
     if (signal.aborted) throw error;
   }
   const retryable = status === 429 || status >= 500;
-  const retryAfterMs =
-    status === 429 || status === 503 ? parseRetryAfter(res.headers.get('retry-after'), now) : undefined;
+  // Any answer that will be retried says when it may be (429, 503 and the other 5xx alike).
+  const retryAfterMs = retryable ? parseRetryAfter(res.headers.get('retry-after'), now) : undefined;
   const cause = `HTTP ${status}${res.statusText ? ` ${res.statusText}` : ''}${detail ? `: ${detail}` : ''}`;
   return fail({ kind: 'http_status', cause, retryable, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
 }

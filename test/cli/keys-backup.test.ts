@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backupDatabase } from '../../src/db/backup.js';
 import { createKey } from '../../src/keys/manage.js';
 import { withKeys } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
@@ -105,6 +106,15 @@ describe('keys backup', () => {
     expect(result.path).toBe(target);
     expect(readRows(target, 'SELECT count(*) AS n FROM articles')).toEqual([{ n: 30 }]);
     expect(await status(keys.a.key)).toBe(200);
+  });
+});
+
+describe('backupDatabase', () => {
+  it('never replaces a file that appeared under the backup\'s name while it was being written', async () => {
+    const target = dir.path('raced-backup.db');
+    writeFileSync(target, 'the backup another editor just wrote');
+    await expect(backupDatabase(keysPath, target, 2_000)).rejects.toThrow(/already exists/);
+    expect(readFileSync(target, 'utf8')).toBe('the backup another editor just wrote');
   });
 });
 

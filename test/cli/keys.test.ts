@@ -369,7 +369,6 @@ describe('the CLI and a concurrent writer', () => {
       other
         .prepare('INSERT INTO api_keys (partner, prefix, hash, created_at) VALUES (?, ?, ?, ?)')
         .run('Concurrent Writer', 'lsk_abcd', 'f'.repeat(64), '2026-01-01T00:00:00Z');
-      const startedAt = Date.now();
       const cli = runCli(['create', '--partner', 'Acme Media', '--json'], databasePath);
       await sleep(1_000);
       committedAt = Date.now();
@@ -381,7 +380,6 @@ describe('the CLI and a concurrent writer', () => {
       expect(JSON.parse(result.stdout).partner).toBe('Acme Media');
       // It really waited for the lock rather than finishing before it was taken.
       expect(result.endedAt).toBeGreaterThanOrEqual(committedAt);
-      expect(committedAt - startedAt).toBeGreaterThanOrEqual(900);
     } finally {
       if (other.inTransaction) other.exec('ROLLBACK');
       other.close();

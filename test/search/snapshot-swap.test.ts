@@ -48,12 +48,14 @@ describe('a search that outlives the snapshot it started on', () => {
   it('answers 503 service_unavailable, not the articles the same ids name in the new file', async () => {
     const { path, key, swap } = snapshots('hydrate');
     const held = gate();
+    const reached = gate();
     // Answers the first row of the file it started on, once the test lets it.
     const engine: SearchEngine = {
       name: 'sqlite',
       followsSnapshot: false,
       search: async (session) => {
         const id = (session.db.$client.prepare(`SELECT id FROM articles WHERE slug = 'old-first'`).get() as { id: number }).id;
+        reached.open();
         await held.opened;
         return { ids: [id], total: 1 };
       },
@@ -63,7 +65,8 @@ describe('a search that outlives the snapshot it started on', () => {
     const api = await startApi({ databasePath: path, keysDatabasePath: keysPathFor(path), clock: testClock(NOW), engine });
     try {
       const search = api.request.get('/api/v1/search').query({ q: 'laser' }).set('X-API-Key', key).then((r) => r);
-      await new Promise((r) => setTimeout(r, 50));
+      // The search has its ids from the old file and waits: now the file is replaced.
+      await reached.opened;
       swap();
       // A list request sees the new file and opens it.
       const list = await api.request.get('/api/v1/articles').set('X-API-Key', key);

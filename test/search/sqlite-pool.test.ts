@@ -31,31 +31,12 @@ searchContract('sqlite in worker threads', () => ({
   cleanup: async () => {},
 }));
 
-describe('search threads follow the snapshot, and a dead one is replaced', () => {
-  const NOW = '2026-11-01T12:00:00Z';
-  const dir = tempDir('sqlite-pool-');
-  const dbPath = dir.path('snapshot.db');
-  let api: TestApi;
-  let key: string;
-  let engine: PooledSqliteEngine;
-
-  beforeAll(async () => {
-    buildSnapshot(dbPath, {
-      sections: [rawSection({ slug: 'fiber', name: 'Fiber', position: 1 })],
-      articles: [rawArticle({ slug: 'kestrel-one', title: 'Kestrel optics one', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
-    });
-    key = addKey(dbPath).key;
-    engine = new PooledSqliteEngine(1, setup(dbPath), memoryLogger().logger);
-    api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine });
-  });
-
-  afterAll(async () => {
-    await api.close();
-    dir.cleanup();
-  });
+describe('search threads follow the snapshot', () => {
+  const pooled = onePooledThread('sqlite-pool-', 'kestrel-one', 'Kestrel optics one');
+  const dbPath = pooled.dbPath;
 
   const search = async (q: string) => {
-    const res = await api.request.get('/api/v1/search').query({ q }).set('X-API-Key', key);
+    const res = await pooled.api().request.get('/api/v1/search').query({ q }).set('X-API-Key', pooled.key());
     expect(res.status, res.text).toBe(200);
     return (res.body as { data: { slug: string }[] }).data.map((a) => a.slug);
   };
@@ -79,16 +60,21 @@ describe('search threads follow the snapshot, and a dead one is replaced', () =>
       db.$client.close();
     }
     expect(await search('kestrel')).toEqual([]);
-    expect(engine.stats().threads).toBe(1);
+    expect(pooled.engine().stats().threads).toBe(1);
   });
+});
 
-  it('fails its search with 503 service_unavailable (the engine could not answer), and a new thread takes the next one', async () => {
-    const get = (q: string) => api.request.get('/api/v1/search').query({ q }).set('X-API-Key', key);
-    expect((await get('kestrel')).status).toBe(200);
-    const pool = (engine as unknown as { pool: { slots: { worker?: Worker }[] } }).pool;
+describe('a search thread that dies', () => {
+  const pooled = onePooledThread('sqlite-pool-crash-', 'osprey-one', 'Osprey optics one');
+
+  it('fails the search it held with 503 service_unavailable (the engine could not answer), and a new thread answers the next', async () => {
+    const { api, key, engine } = pooled;
+    const get = (q: string) => api().request.get('/api/v1/search').query({ q }).set('X-API-Key', key());
+    expect((await get('osprey')).status).toBe(200);
+    const pool = (engine() as unknown as { pool: { slots: { worker?: Worker }[] } }).pool;
     const thread = pool.slots[0]!.worker!;
-    const query = { locale: 'en', q: 'kestrel optics', section: undefined, page: 1, limit: 20, now: Date.now() } as unknown as SearchQuery;
-    const search = engine.search(undefined as unknown as StoreSession, query);
+    const query = { locale: 'en', q: 'osprey optics', section: undefined, page: 1, limit: 20, now: Date.now() } as unknown as SearchQuery;
+    const search = engine().search(undefined as unknown as StoreSession, query);
     // The thread exits while it holds the search, as an out-of-memory kill would; the event is
     // sent by hand, before the thread could answer, so the test does not race it.
     thread.emit('exit', 134);
@@ -99,8 +85,34 @@ describe('search threads follow the snapshot, and a dead one is replaced', () =>
     await thread.terminate();
     expect(error).toBeInstanceOf(ServiceUnavailableError);
     expect(error).toMatchObject({ status: 503, code: 'service_unavailable' });
+    // Another query (the first is cached): a new thread finds the article.
     const next = await get('optics');
     expect(next.status, next.text).toBe(200);
-    expect(engine.stats().threads).toBe(1);
+    expect(next.body.data.map((a: { slug: string }) => a.slug)).toEqual(['osprey-one']);
+    expect(pool.slots[0]!.worker).toBeDefined();
+    expect(pool.slots[0]!.worker).not.toBe(thread);
   });
 });
+
+/** A snapshot of one article, an API on it and a pool of one search thread, for one describe. */
+function onePooledThread(prefix: string, slug: string, title: string) {
+  const dir = tempDir(prefix);
+  const dbPath = dir.path('snapshot.db');
+  let api: TestApi;
+  let key: string;
+  let engine: PooledSqliteEngine;
+  beforeAll(async () => {
+    buildSnapshot(dbPath, {
+      sections: [rawSection({ slug: 'fiber', name: 'Fiber', position: 1 })],
+      articles: [rawArticle({ slug, title, section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
+    });
+    key = addKey(dbPath).key;
+    engine = new PooledSqliteEngine(1, setup(dbPath), memoryLogger('fatal').logger);
+    api = await startApi({ databasePath: dbPath, clock: testClock('2026-11-01T12:00:00Z'), engine });
+  });
+  afterAll(async () => {
+    await api.close();
+    dir.cleanup();
+  });
+  return { dbPath, api: () => api, key: () => key, engine: () => engine };
+}

@@ -27,9 +27,9 @@ describe('the apply transaction', () => {
       if (!section.ok || !article.ok) throw new Error('fixture rejected');
       staging.stagePage('en', [article.record], []);
       const began = Date.parse('2026-11-01T10:00:00Z');
-      let reads = 0;
+      const articlesWhenRead: number[] = [];
       const committingAt = () => {
-        reads += 1;
+        articlesWhenRead.push(db.$client.prepare('SELECT count(*) FROM articles').pluck().get() as number);
         return began + 33_000;
       };
       const outcomes = applyStaged(db, staging, [{ locale: 'en', sections: [section.record], mode: 'full', removeMissing: true }], formatUtcSeconds(began), {
@@ -37,7 +37,8 @@ describe('the apply transaction', () => {
         committingAt,
       });
       expect(outcomes.get('en')!.changed).toBe(true);
-      expect(reads).toBe(1);
+      // Read once, with the article already written: after the writes, not before them.
+      expect(articlesWhenRead).toEqual([1]);
       expect(query(dir.path('snapshot.db'), `SELECT synced_at, changed_at FROM snapshot_state WHERE locale = 'en'`)).toEqual([
         { synced_at: '2026-11-01T10:00:33Z', changed_at: '2026-11-01T10:00:33Z' },
       ]);

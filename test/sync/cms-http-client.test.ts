@@ -129,6 +129,13 @@ describe('CMS HTTP client: retries', () => {
     expect(waits).toEqual([3000]);
   });
 
+  it('honours Retry-After on every retried status, a 502 too', async () => {
+    cms.failNext(1, { status: 502, retryAfter: 2 });
+    const { http, waits } = client();
+    await http.getJson(PAGE);
+    expect(waits).toEqual([2000]);
+  });
+
   it('fails at once with the last reason when the next wait would pass the retry budget', async () => {
     cms.failNext(1, { status: 503, retryAfter: 30 });
     const { http, waits } = client({ retryBudgetMs: 5000 });
