@@ -1,6 +1,6 @@
 import type { Logger } from '../src/logger.js';
 import type { Locale } from '../src/locale.js';
-import type { CmsAdapter, RejectedRecord } from './cms/types.js';
+import type { ArticlePage, ArticlePageQuery, CmsAdapter, RejectedRecord } from './cms/types.js';
 import type { RemovalCandidate, Staging } from './staging.js';
 
 /**
@@ -10,8 +10,24 @@ import type { RemovalCandidate, Staging } from './staging.js';
  */
 export const MAX_LISTING_PAGES = 100_000;
 
-function checkPageCount(page: number, request: string): void {
-  if (page > MAX_LISTING_PAGES) throw new Error(`the CMS listed more than ${MAX_LISTING_PAGES} pages for ${request}; the run stops`);
+/**
+ * The pages of one listing, in order, until the CMS's last page or an empty one, and never past
+ * MAX_LISTING_PAGES. Every read of a listing here goes through it; a caller may stop early.
+ */
+async function* listingPages(
+  cms: CmsAdapter,
+  query: Omit<ArticlePageQuery, 'page'>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<{ page: number; response: ArticlePage }> {
+  for (let page = 1; ; page += 1) {
+    signal?.throwIfAborted();
+    if (page > MAX_LISTING_PAGES) {
+      throw new Error(`the CMS listed more than ${MAX_LISTING_PAGES} pages of ${query.locale} articles; the run stops`);
+    }
+    const response = await cms.listArticles({ ...query, page }, signal);
+    yield { page, response };
+    if (page >= response.pages || response.articles.length + response.rejected.length === 0) return;
+  }
 }
 
 // Removal candidates looked up one by one up to this many; past it, one sweep costs less.
@@ -53,13 +69,8 @@ export async function stageListing(
   const result: ListingResult = { pages: 0, records: 0, rejected: new Set(), rejectedWithoutId: false, stable: true };
   const seen = new Set<string>();
   let firstTotal: number | undefined;
-  for (let page = 1; ; page += 1) {
-    options.signal?.throwIfAborted();
-    checkPageCount(page, `the ${query.locale} listing`);
-    const response = await cms.listArticles(
-      { locale: query.locale, page, perPage: query.perPage, publishedOnly: query.publishedOnly, updatedSince: query.updatedSince },
-      options.signal,
-    );
+  const pages = listingPages(cms, { locale: query.locale, perPage: query.perPage, publishedOnly: query.publishedOnly, updatedSince: query.updatedSince }, options.signal);
+  for await (const { page, response } of pages) {
     result.pages += 1;
     result.records += response.articles.length;
     firstTotal ??= response.total;
@@ -86,11 +97,10 @@ export async function stageListing(
     }
     staging.stagePage(query.locale, response.articles, withId);
     options.onPage?.(response.articles.length + response.rejected.length);
-    if (page >= response.pages || response.articles.length + response.rejected.length === 0) return result;
     // A whole page of records already read: no shift moves a page's worth, the CMS is
     // repeating itself (claiming pages it does not have). Stop; the listing is unsettled.
     if (response.articles.length > 0 && fresh === 0 && response.rejected.length === 0) return result;
-  }
+  }  return result;
 }
 
 /**
@@ -109,12 +119,7 @@ export async function changedDuringListing(
   query: { locale: Locale; perPage: number; since: string },
   signal?: AbortSignal,
 ): Promise<boolean> {
-  for (let page = 1; ; page += 1) {
-    checkPageCount(page, `the ${query.locale} changes since ${query.since}`);
-    const response = await cms.listArticles(
-      { locale: query.locale, page, perPage: query.perPage, updatedSince: query.since },
-      signal,
-    );
+  for await (const { response } of listingPages(cms, { locale: query.locale, perPage: query.perPage, updatedSince: query.since }, signal)) {
     for (const article of response.articles) {
       const seen = staging.seen(query.locale, article.cmsId);
       if (article.status === 'published') {
@@ -124,8 +129,8 @@ export async function changedDuringListing(
       }
     }
     if (response.rejected.some((r) => rejectedShowsChange(staging, query.locale, r))) return true;
-    if (page >= response.pages || response.articles.length + response.rejected.length === 0) return false;
   }
+  return false;
 }
 
 /**
@@ -184,17 +189,12 @@ async function publishedBetween(
   range: { from: string; to: string; matches: (cmsId: string) => boolean },
   signal?: AbortSignal,
 ): Promise<boolean> {
-  for (let page = 1; ; page += 1) {
-    signal?.throwIfAborted();
-    checkPageCount(page, `the ${query.locale} listing from ${range.from}`);
-    const response = await cms.listArticles(
-      { locale: query.locale, page, perPage: query.perPage, publishedOnly: true, updatedSince: range.from },
-      signal,
-    );
+  const published = { locale: query.locale, perPage: query.perPage, publishedOnly: true, updatedSince: range.from };
+  for await (const { response } of listingPages(cms, published, signal)) {
     if (response.articles.some((a) => range.matches(a.cmsId))) return true;
     if (response.rejected.some((r) => r.cmsId !== null && range.matches(r.cmsId))) return true;
     const newest = response.articles.at(-1);
     if (newest && newest.updatedAt > range.to) return false;
-    if (page >= response.pages || response.articles.length + response.rejected.length === 0) return false;
   }
+  return false;
 }

@@ -173,14 +173,9 @@ async function listenForWebhooks(config: WorkerConfig, db: Db, logger: Logger, s
     trigger: () => scheduler.triggered(),
     received: ({ receivedAt, status, outcome }) => {
       logger.info({ status, outcome }, `CMS webhook received: ${outcome}`);
+      // Only for accepted calls; a failure here is logged by the webhook server (webhook.ts).
       const at = formatUtcSeconds(receivedAt);
-      // Only for accepted calls (see webhook.ts). A locked or failing database must not stop the
-      // worker: the call was answered and its run requested; only --status misses it.
-      try {
-        setWorkerState(db, LAST_WEBHOOK, JSON.stringify({ received_at: at, status, outcome }), at);
-      } catch (error) {
-        logger.warn({ err: error }, 'could not record the last CMS webhook for --status');
-      }
+      setWorkerState(db, LAST_WEBHOOK, JSON.stringify({ received_at: at, status, outcome }), at);
     },
   });
   await new Promise<void>((resolve, reject) => {

@@ -42,7 +42,7 @@ export function metaRoutes(deps: MetaDeps): Router {
     try {
       body = snapshotBody(deps, search);
     } catch (error) {
-      sendUnavailable(res, 'The snapshot', unavailableOr(deps.store.failure(error)), search);
+      sendUnavailable(res, unavailableOr(deps.store.failure(error)), search);
       return;
     }
     const keysProblem = keysDatabaseProblem(deps.keysStore);
@@ -93,10 +93,10 @@ function unavailableOr(failure: unknown): ServiceUnavailableError {
 }
 
 // The stores' reasons name no path and no SQL (they are written for this body and the log).
-function sendUnavailable(res: Response, what: string, failure: ServiceUnavailableError, search: SearchHealth): void {
+function sendUnavailable(res: Response, failure: ServiceUnavailableError, search: SearchHealth): void {
   res.status(503).json({
     status: 'unavailable',
-    error: { code: failure.code, message: `${what} is unavailable: ${failure.reason}.` },
+    error: { code: failure.code, message: `The snapshot is unavailable: ${failure.reason}.` },
     search,
   } satisfies Health);
 }
