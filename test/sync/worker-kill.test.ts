@@ -180,4 +180,26 @@ describe('a worker stopped with SIGTERM during --once', () => {
       error: 'stopped before completion; nothing from this run was applied',
     });
   });
+
+  it('takes a signal repeated at once (Ctrl-C through npm) as the same stop: exit 0, one rollback', async () => {
+    cms.store.upsertArticles(generateCorpus({ locale: 'en', count: 500, seed: 43 }));
+    cms.setDelay(50);
+    const child = spawnWorker(['--once', '--full'], env({ CMS_PAGE_SIZE: '20', LOG_LEVEL: 'info' }));
+    await waitFor(() => cms.requests.filter((r) => r.path.startsWith('/articles')).length >= 3, { what: 'three pages served' });
+
+    // Two different signals: the kernel may merge the same one sent twice before the process
+    // runs into one delivery, which would let this test pass without a second signal.
+    child.child.kill('SIGTERM');
+    child.child.kill('SIGINT');
+    const exit = await child.exited;
+
+    expect(exit, child.stdout + child.stderr).toEqual({ code: 0, signal: null });
+    expect(child.stderr).toBe('');
+    expect(child.stdout).toMatch(/already stopping: repeated signal ignored/);
+    expect(child.stdout).not.toMatch(/second signal: exiting now/);
+    expect(dumpSnapshot(dbPath)).toEqual(before);
+    expect(syncRuns(dbPath).filter((r) => r.pid === child.pid)).toEqual([
+      expect.objectContaining({ status: 'failed', error: 'stopped before completion; nothing from this run was applied' }),
+    ]);
+  });
 });
