@@ -27,7 +27,8 @@ export async function runClusterPrimary(config: Readonly<ApiConfig>): Promise<vo
         stop('startup failure', 1);
         return;
       }
-      logger.error({ pid: worker.process.pid, code, signal }, 'an API process died: starting another');
+      // `pid` is this process's own (every line carries it): the dead one's is `deadPid`.
+      logger.error({ deadPid: worker.process.pid, code, signal }, 'an API process died: starting another');
       fork();
     });
   };

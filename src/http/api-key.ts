@@ -18,9 +18,10 @@ export interface KeyCheckDeps {
 
 /**
  * Checks the partner's key before anything else about the request, then charges the request
- * to the key's rate. The key is read from the X-API-Key header only. The store is opened
- * first: if it cannot answer, the request gets a 503, never a 401, so no partner is refused
- * because of our own failure. Every response to a valid key carries the RateLimit fields:
+ * to the key's rate. The key is read from the X-API-Key header only. A request without a
+ * valid key gets its 401 whatever else is wrong, a missing or locked snapshot included (the
+ * keys live in their own database); when the keys database cannot answer, the request gets
+ * a 503, never a 401, so no partner is refused because of our own failure. Every response to a valid key carries the RateLimit fields:
  * the decision is kept in the request context and the response's head is built from it
  * (src/http/response-head.ts), by the fast path or by requireApiKey.
  *
@@ -36,9 +37,9 @@ export function checkKey(req: IncomingMessage, res: ServerResponse, deps: KeyChe
   }
   context.keyChecked = true;
   try {
-    const session = deps.store.session();
     const key = deps.keys.verify(req.headers['x-api-key'] as string | undefined, deps.keysStore.session());
     context.key = key;
+    const session = deps.store.session();
     const decision = deps.limiter.take(key, deps.clock());
     if (decision) {
       context.rateLimit = decision;
