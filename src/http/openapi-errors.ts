@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   },
   invalid_cursor: {
     status: 400,
-    when: "The change feed's `since` is malformed or older than the retained history: start again without `since`.",
+    when: "The change feed's `since` is malformed, older than the retained history, or was never handed out by this feed: start again without `since`.",
     message: 'This cursor is older than the retained history; read the feed again from the beginning, without since.',
     param: 'since',
   },

@@ -210,6 +210,19 @@ describe('GET /api/v1/changes', () => {
     }
     const empty = await h.api.request.get('/api/v1/changes?since=').set('X-API-Key', h.key);
     expect(empty.body.error.code).toBe('invalid_cursor');
+
+    // Well-formed, of this feed, but past anything it ever handed out: in the future, or past
+    // the last row written. Answered with nothing (or skipping rows) for ever, were they taken.
+    const next = (await h.changes('en', undefined)).body.meta.next;
+    const [, epoch, ms, seq] = /^c_([0-9a-z]+)_([0-9a-z]+)_([0-9a-z]+)$/.exec(next)!;
+    const future = `c_${epoch}_${(parseInt(ms!, 36) + 365 * 86_400_000).toString(36)}_${seq}`;
+    const pastLastRow = `c_${epoch}_${ms}_${(parseInt(seq!, 36) + 1).toString(36)}`;
+    for (const since of [future, pastLastRow]) {
+      const res = await h.api.request.get(`/api/v1/changes?since=${since}`).set('X-API-Key', h.key);
+      expect(res.status, since).toBe(400);
+      expect(res.body.error.code).toBe('invalid_cursor');
+    }
+    expect((await h.changes('en', next)).status).toBe(200);
     const limit = await h.api.request.get('/api/v1/changes?limit=101').set('X-API-Key', h.key);
     expect(limit.body.error).toMatchObject({ code: 'invalid_parameter', param: 'limit' });
   });
