@@ -53,7 +53,12 @@ export function getArticleOrFail(session: StoreSession, locale: Locale, slug: st
   if (wasRemoved(session, locale, slug, now)) {
     throw new ArticleRemovedError(`The article "${slug}" was taken down in locale ${locale}; remove it from your copy.`);
   }
-  throw new NotFoundError(`No published article has the slug "${slug}" in locale ${locale}.`);
+  throw new NotFoundError(`No published article has the slug ${echoed(slug)} in locale ${locale}.`);
+}
+
+/** A slug as an error message repeats it: an unknown one can be as long as the request line. */
+function echoed(slug: string): string {
+  return slug.length <= 120 ? `"${slug}"` : `"${slug.slice(0, 100)}…" (${slug.length} characters)`;
 }
 
 export function getArticle(

@@ -197,7 +197,7 @@ export class Admission {
     this.refused[reason] += 1;
     if (reason === 'key_share') {
       return new SearchBusyError(
-        `Your key already has ${this.maxHeldPerKey} searches running or waiting, its share of search capacity; retry when one has answered.`,
+        `Your key already has ${this.maxHeldPerKey} ${this.maxHeldPerKey === 1 ? 'search' : 'searches'} running or waiting, its share of search capacity; retry when one has answered.`,
         1,
       );
     }

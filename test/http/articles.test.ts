@@ -212,6 +212,12 @@ describe('GET /api/v1/articles/{slug}', () => {
     }
   });
 
+  it('repeats an unknown slug in the 404 message, cut short when it is long', async () => {
+    expect((await get('/api/v1/articles/nope')).body.error.message).toBe('No published article has the slug "nope" in locale en.');
+    const long = (await get(`/api/v1/articles/${'x'.repeat(5_000)}`)).body.error.message as string;
+    expect(long).toBe(`No published article has the slug "${'x'.repeat(100)}…" (5000 characters) in locale en.`);
+  });
+
   it('validates locale on the single article too', async () => {
     const res = await get('/api/v1/articles/with-image?locale=fr');
     expect(res.status).toBe(400);

@@ -45,6 +45,15 @@ describe('admission control', () => {
     expect(admission.stats()).toMatchObject({ in_flight: 0, queued: 0 });
   });
 
+  it('says "1 search" when a key\'s share is a single search', async () => {
+    const admission = new Admission({ concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
+    const g = gate();
+    const held = admission.run('a', () => g.opened.then(() => 'a1'));
+    expect((await refusal(admission.run('a', async () => 'a2'))).message).toMatch(/^Your key already has 1 search running or waiting,/);
+    g.open();
+    expect(await held).toBe('a1');
+  });
+
   it('refuses one key past its share while another key still gets a slot', async () => {
     // 2 slots, 2 places in the queue, 50 %: one key runs 1 and holds at most 2.
     const admission = new Admission({ concurrency: 2, queue: 2, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
@@ -52,7 +61,7 @@ describe('admission control', () => {
     const a1 = admission.run('a', () => g.opened.then(() => 'a1'));
     const a2 = admission.run('a', () => g.opened.then(() => 'a2'));
     const a3 = refusal(admission.run('a', async () => 'a3'));
-    expect((await a3).message).toMatch(/share/);
+    expect((await a3).message).toBe('Your key already has 2 searches running or waiting, its share of search capacity; retry when one has answered.');
     // Key a's second search waits although a slot is free: that slot is b's.
     expect(admission.stats()).toMatchObject({ in_flight: 1, queued: 1, refused_key_share: 1 });
     const b1 = admission.run('b', () => g.opened.then(() => 'b1'));
