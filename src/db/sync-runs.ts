@@ -70,9 +70,19 @@ export function setWorkerState(db: Db, key: string, value: string | undefined, n
   });
 }
 
-/** The last run that ended, whatever its kind and result: what an operator wants to see first. */
-export function lastFinishedRun(db: Db): SyncRunRow | undefined {
-  return db.select().from(syncRuns).where(ne(syncRuns.status, 'running')).orderBy(desc(syncRuns.id)).limit(1).get();
+/**
+ * The last run from the CMS (full or incremental) that ended, whatever its result: whether
+ * content is still coming in. A --reindex reads no CMS, so its success cannot hide a failing
+ * sync from /health and the alerts.
+ */
+export function lastFinishedCmsRun(db: Db): SyncRunRow | undefined {
+  return db
+    .select()
+    .from(syncRuns)
+    .where(and(ne(syncRuns.status, 'running'), sql`${syncRuns.kind} IN ('full', 'incremental')`))
+    .orderBy(desc(syncRuns.id))
+    .limit(1)
+    .get();
 }
 
 /**

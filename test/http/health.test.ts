@@ -114,6 +114,10 @@ describe('GET /health', () => {
     expect(res.status).toBe(200);
     deepStrict(healthSchema).parse(res.body);
     expect(res.body.snapshot.last_sync).toEqual({ kind: 'full', finished_at: finished, age_seconds: 45 });
+    // The reindex that succeeded since does not hide the failed sync from alerting.
+    expect(res.body.status).toBe('degraded');
+    expect(res.body.snapshot.last_attempt).toMatchObject({ kind: 'incremental', status: 'failed' });
+    expect(res.body.problems).toEqual([expect.stringMatching(/^The last sync \(incremental\) failed: /)]);
   });
 
   it('reveals nothing secret: no key, hash, host, path or error text', async () => {
