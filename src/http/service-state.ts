@@ -24,13 +24,25 @@ export function publicReason(error: string): string {
   // Part of this text comes from the CMS (its status text, its error message) and /health
   // needs no key: every pattern here matches maximal runs, so it costs linear time whatever
   // the text (a letter required in the middle of a pattern backtracked badly on "a-a-a-...").
-  return error
-    .slice(0, REASON_INPUT_LENGTH)
+  return statusCodeOnly(error.slice(0, REASON_INPUT_LENGTH))
     .replace(/[a-z][a-z0-9+.-]*(?::\/\/\S*)?/gi, (run) => (run.includes('://') ? '<address>' : run))
     .replace(/(^|[\s(=:])\/[^\s),;]*/g, '$1<path>')
     .replace(/\b(?:\d{1,3}\.){3}\d{1,3}\b/g, '<host>')
     .replace(/[\w.-]+/g, hideHostName)
     .slice(0, REASON_LENGTH);
+}
+
+/**
+ * What follows an HTTP status in a reason is the other side's own text (the CMS's status line
+ * and error message, which may name its internals): --status shows it to the operator, /health
+ * keeps the status code and the attempts.
+ */
+function statusCodeOnly(text: string): string {
+  const status = /HTTP \d{3}/.exec(text);
+  if (!status) return text;
+  const end = status.index + status[0].length;
+  const attempts = / \(\d+ attempts\)$/.exec(text);
+  return text.slice(0, end) + (attempts && attempts.index >= end ? attempts[0] : '');
 }
 
 /** A run of name characters with a dotted name inside (its first label has a letter) hidden. */

@@ -16,8 +16,15 @@ describe('publicReason', () => {
     expect(publicReason('took 1.5 s, version 2.0.1')).toBe('took 1.5 s, version 2.0.1');
   });
 
+  it("keeps an HTTP status but not the other side's text after it (its status line and message)", () => {
+    expect(
+      publicReason('CMS error response: GET /articles?locale=en&page=3 HTTP 503 Service Unavailable: upstream db.internal:5432 refused (5 attempts)'),
+    ).toBe('CMS error response: GET <path> HTTP 503 (5 attempts)');
+    expect(publicReason('CMS error response: GET /sections?locale=zh HTTP 401 Unauthorized: bad token')).toBe('CMS error response: GET <path> HTTP 401');
+  });
+
   it('keeps hostile text that is no address as it is (it is cut to 200 characters)', () => {
-    const hostile = `HTTP 503 ${'a-'.repeat(1_000)}`;
+    const hostile = `status ${'a-'.repeat(1_000)}`;
     expect(publicReason(hostile)).toBe(hostile.slice(0, 200));
     expect(publicReason('status .cms.example.com. down')).toBe('status .<host>. down');
   });
