@@ -13,6 +13,7 @@ import { createHttpCmsAdapter } from './cms/http-adapter.js';
 import { createCmsHttpClient } from './cms/http-client.js';
 import { runSync, type SyncDeps, type SyncKind } from './run-sync.js';
 import { scheduleSyncs, SyncScheduler } from './scheduler.js';
+import { snapshotOpenFailure } from './snapshot-failure.js';
 import { formatLastWebhook, formatRuns, LAST_WEBHOOK, runsAsJson } from './status.js';
 import { createWebhookServer, WEBHOOK_PATH } from './webhook.js';
 
@@ -52,6 +53,16 @@ function parseArgs(argv: string[]): Options {
   if (command === 'status') options.status = true;
   if (options.full && !options.once) throw new UsageError('--full only goes with --once');
   return options;
+}
+
+/** The snapshot at DATABASE_PATH, or one line saying why not. */
+function openSnapshot(config: WorkerConfig): Db {
+  const { databasePath, busyTimeoutMs } = config;
+  try {
+    return openWriter(databasePath, { busyTimeoutMs });
+  } catch (error) {
+    throw snapshotOpenFailure(error, databasePath, busyTimeoutMs) ?? error;
+  }
 }
 
 function deps(config: WorkerConfig, db: Db, logger: Logger, withCms: boolean): SyncDeps {
@@ -217,7 +228,7 @@ runMain(async () => {
   // Checked before the database is opened (and perhaps created) for nothing.
   if (!options.status && !options.reindex) requireCms(config);
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
-  const db = openWriter(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs });
+  const db = openSnapshot(config);
   try {
     if (options.status) {
       const runs = recentRuns(db, 20);

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { appliedSchemaVersion, expectedSchemaVersion, migrate } from './migrate.js';
+import { appliedSchemaVersion, expectedSchemaVersion, migrate, migrations } from './migrate.js';
 import * as schema from './schema.js';
 import { WAL_SIZE_LIMIT_BYTES } from './wal.js';
 
@@ -13,8 +13,9 @@ export interface OpenOptions {
 }
 
 /**
- * Opens the database for a writer (the worker or the CLI): creates the file and its folder
- * when missing, switches to WAL so readers never wait for a sync, and applies migrations.
+ * Opens the snapshot for a writer (the worker): creates the file and its folder when missing,
+ * refuses a file that is not a snapshot before writing anything to it, switches
+ * to WAL so readers never wait for a sync, and applies migrations.
  */
 export function openWriter(path: string, options: OpenOptions): Db {
   ensureFolder(dirname(path));
@@ -22,6 +23,8 @@ export function openWriter(path: string, options: OpenOptions): Db {
   try {
     // The busy timeout first: the WAL switch and the migrations may wait for another writer.
     sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
+    // Before the WAL switch, which already writes to the file.
+    assertSnapshot(sqlite, path);
     useWal(sqlite, options.busyTimeoutMs);
     sqlite.pragma('synchronous = NORMAL');
     // Without it the WAL keeps the size of the largest sync ever written (see db/wal.ts).
@@ -32,6 +35,27 @@ export function openWriter(path: string, options: OpenOptions): Db {
     throw error;
   }
   return drizzle(sqlite, { schema });
+}
+
+/**
+ * Refuses a file that is not a snapshot, so that DATABASE_PATH pointing at the keys database
+ * (or anything else) fails with a message instead of being migrated into a hybrid that
+ * neither the keys CLI nor the API can use. A snapshot has only snapshot migrations applied
+ * (an older one fewer of them); a new one has no tables at all. The mirror image of
+ * assertKeysDatabase (keys-connection.ts).
+ */
+export function assertSnapshot(sqlite: Database.Database, path: string): void {
+  const tables = sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
+  if (tables.length === 0) return;
+  const known = new Set(migrations().map((m) => m.hash));
+  const applied = tables.includes('__drizzle_migrations')
+    ? (sqlite.prepare('SELECT hash FROM __drizzle_migrations').pluck().all() as string[])
+    : [];
+  if (applied.length === 0 || applied.some((hash) => !known.has(hash))) {
+    throw new NotASnapshotError(
+      `DATABASE_PATH ${path} is not a snapshot this version knows (the keys database?); it was left unchanged: point DATABASE_PATH at the snapshot, or at a new file for a first sync`,
+    );
+  }
 }
 
 /**
@@ -73,6 +97,11 @@ export function ensureFolder(folder: string): void {
 /** The database exists but its schema is older than this code expects. */
 export class SchemaOutdatedError extends Error {
   override name = 'SchemaOutdatedError';
+}
+
+/** The file exists but holds something else (the keys database, another app's database). */
+export class NotASnapshotError extends SchemaOutdatedError {
+  override name = 'NotASnapshotError';
 }
 
 /**

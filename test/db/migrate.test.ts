@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
+import { openKeysWriter } from '../../src/db/keys-connection.js';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openReader, openWriter, SchemaOutdatedError } from '../../src/db/connection.js';
+import { NotASnapshotError, openReader, openWriter, SchemaOutdatedError } from '../../src/db/connection.js';
 import { migrate, migrations } from '../../src/db/migrate.js';
 import { CONNECTION_MODULE_PATH, runNode } from '../cli/run-node.js';
 import { tempDir } from '../support/snapshot-fixture.js';
@@ -111,6 +112,22 @@ describe('openWriter', () => {
       expect(migrationRows(sqlite)).toHaveLength(journal.entries.length);
       expect(tableNames(sqlite)).toEqual(expect.arrayContaining(TABLES));
     });
+  });
+
+  it('refuses the keys database or any database with tables that is not a snapshot, before writing to it', () => {
+    const dir = freshDir();
+    const keysPath = dir.path('keys.db');
+    openKeysWriter(keysPath, { ...OPTIONS, create: true }).db.$client.close();
+    const otherPath = dir.path('other.db');
+    const other = new Database(otherPath);
+    other.exec('CREATE TABLE unrelated (x)');
+    other.close();
+
+    for (const path of [keysPath, otherPath]) {
+      const before = readFileSync(path);
+      expect(() => openWriter(path, OPTIONS)).toThrow(NotASnapshotError);
+      expect(readFileSync(path).equals(before)).toBe(true);
+    }
   });
 
   it('lets two processes open the same new file at the same moment: both succeed, migrations recorded once', async () => {
