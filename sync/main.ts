@@ -55,11 +55,14 @@ function parseArgs(argv: string[]): Options {
   return options;
 }
 
-/** The snapshot at DATABASE_PATH, or one line saying why not. */
-function openSnapshot(config: WorkerConfig): Db {
+/**
+ * The snapshot at DATABASE_PATH, or one line saying why not. Only a sync may create it:
+ * --status and --reindex read or rebuild from an existing one.
+ */
+function openSnapshot(config: WorkerConfig, create: boolean): Db {
   const { databasePath, busyTimeoutMs } = config;
   try {
-    return openWriter(databasePath, { busyTimeoutMs });
+    return openWriter(databasePath, { busyTimeoutMs, create });
   } catch (error) {
     throw snapshotOpenFailure(error, databasePath, busyTimeoutMs) ?? error;
   }
@@ -228,7 +231,7 @@ runMain(async () => {
   // Checked before the database is opened (and perhaps created) for nothing.
   if (!options.status && !options.reindex) requireCms(config);
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
-  const db = openSnapshot(config);
+  const db = openSnapshot(config, !options.status && !options.reindex);
   try {
     if (options.status) {
       const runs = recentRuns(db, 20);

@@ -12,14 +12,27 @@ export interface OpenOptions {
   busyTimeoutMs: number;
 }
 
+export interface WriterOptions extends OpenOptions {
+  /**
+   * Whether a missing file may be created (default: yes, a sync creates its snapshot). False
+   * for commands that only read or rebuild an existing snapshot (`--status`, `--reindex`): a
+   * mistyped DATABASE_PATH must not leave an empty snapshot behind that looks like "no sync yet".
+   */
+  create?: boolean;
+}
+
 /**
- * Opens the snapshot for a writer (the worker): creates the file and its folder when missing,
- * refuses a file that is not a snapshot before writing anything to it, switches
+ * Opens the snapshot for a writer (the worker): creates the file and its folder when missing
+ * and allowed, refuses a file that is not a snapshot before writing anything to it, switches
  * to WAL so readers never wait for a sync, and applies migrations.
  */
-export function openWriter(path: string, options: OpenOptions): Db {
-  ensureFolder(dirname(path));
-  const sqlite = new Database(path);
+export function openWriter(path: string, options: WriterOptions): Db {
+  const created = !existsSync(path);
+  if (created && options.create === false) {
+    throw new SnapshotMissingError(`no snapshot at DATABASE_PATH ${path}: run a sync first ("npm run sync -- --once"), or check DATABASE_PATH`);
+  }
+  if (created) ensureFolder(dirname(path));
+  const sqlite = new Database(path, { fileMustExist: !created });
   try {
     // The busy timeout first: the WAL switch and the migrations may wait for another writer.
     sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
@@ -35,6 +48,11 @@ export function openWriter(path: string, options: OpenOptions): Db {
     throw error;
   }
   return drizzle(sqlite, { schema });
+}
+
+/** There is no snapshot at the path, and the command was not allowed to create one. */
+export class SnapshotMissingError extends Error {
+  override name = 'SnapshotMissingError';
 }
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { openKeysWriter } from '../../src/db/keys-connection.js';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NotASnapshotError, openReader, openWriter, SchemaOutdatedError } from '../../src/db/connection.js';
+import { NotASnapshotError, openReader, openWriter, SchemaOutdatedError, SnapshotMissingError } from '../../src/db/connection.js';
 import { migrate, migrations } from '../../src/db/migrate.js';
 import { CONNECTION_MODULE_PATH, runNode } from '../cli/run-node.js';
 import { tempDir } from '../support/snapshot-fixture.js';
@@ -128,6 +128,16 @@ describe('openWriter', () => {
       expect(() => openWriter(path, OPTIONS)).toThrow(NotASnapshotError);
       expect(readFileSync(path).equals(before)).toBe(true);
     }
+  });
+
+  it('with create: false, refuses a missing file and creates neither it nor its folder', () => {
+    const dir = freshDir();
+    const path = dir.path('missing/snapshot.db');
+    expect(() => openWriter(path, { ...OPTIONS, create: false })).toThrow(SnapshotMissingError);
+    expect(existsSync(dir.path('missing'))).toBe(false);
+
+    openWriter(dir.path('snapshot.db'), OPTIONS).$client.close();
+    openWriter(dir.path('snapshot.db'), { ...OPTIONS, create: false }).$client.close();
   });
 
   it('lets two processes open the same new file at the same moment: both succeed, migrations recorded once', async () => {

@@ -134,6 +134,18 @@ describe('a path that cannot be a database file', () => {
 });
 
 describe('a missing snapshot', () => {
+  it.each([[['--status']], [['--status', '--json']], [['status']], [['--reindex']]])(
+    '%j refuses it in one line and creates neither the file nor its folder',
+    async (args) => {
+      const path = dir.path('mistyped/snapshot.db');
+
+      const result = await runWorker(args, env(path));
+
+      expectRefused(result, /^no snapshot at DATABASE_PATH .*mistyped\/snapshot\.db: run a sync first \("npm run sync -- --once"\), or check DATABASE_PATH$/);
+      expect(existsSync(dir.path('mistyped'))).toBe(false);
+    },
+  );
+
   it('is created, with its folder, by the first sync; --status and --reindex then work on it', async () => {
     const path = dir.path('new/folder/snapshot.db');
 
