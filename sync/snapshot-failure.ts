@@ -11,7 +11,8 @@ import { UsageError } from '../src/errors.js';
 
 /** The failure as the one line to print, or undefined when it is not a problem with the path. */
 export function snapshotOpenFailure(error: unknown, path: string, busyTimeoutMs: number): UsageError | undefined {
-  if (error instanceof SnapshotMissingError || error instanceof NotASnapshotError) return new UsageError(error.message);
+  if (error instanceof SnapshotMissingError) return new UsageError(error.message);
+  if (error instanceof NotASnapshotError) return new UsageError(`DATABASE_PATH ${path} ${error.message}`);
   if (error instanceof Database.SqliteError) return new UsageError(sqliteFailure(error.code, path, busyTimeoutMs));
   const fsError = error as NodeJS.ErrnoException;
   // Creating the snapshot's folder failed (a parent is a file, or cannot hold folders, or is not ours).

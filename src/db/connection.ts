@@ -37,7 +37,7 @@ export function openWriter(path: string, options: WriterOptions): Db {
     // The busy timeout first: the WAL switch and the migrations may wait for another writer.
     sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
     // Before the WAL switch, which already writes to the file.
-    assertSnapshot(sqlite, path);
+    assertSnapshot(sqlite);
     useWal(sqlite, options.busyTimeoutMs);
     sqlite.pragma('synchronous = NORMAL');
     // Without it the WAL keeps the size of the largest sync ever written (see db/wal.ts).
@@ -62,7 +62,7 @@ export class SnapshotMissingError extends Error {
  * (an older one fewer of them); a new one has no tables at all. The mirror image of
  * assertKeysDatabase (keys-connection.ts).
  */
-export function assertSnapshot(sqlite: Database.Database, path: string): void {
+export function assertSnapshot(sqlite: Database.Database): void {
   const tables = sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
   if (tables.length === 0) return;
   const known = new Set(migrations().map((m) => m.hash));
@@ -70,8 +70,10 @@ export function assertSnapshot(sqlite: Database.Database, path: string): void {
     ? (sqlite.prepare('SELECT hash FROM __drizzle_migrations').pluck().all() as string[])
     : [];
   if (applied.length === 0 || applied.some((hash) => !known.has(hash))) {
+    // No path here: the API shows this reason on /health, which needs no key; the worker's
+    // one line names the path (sync/snapshot-failure.ts).
     throw new NotASnapshotError(
-      `DATABASE_PATH ${path} is not a snapshot this version knows (the keys database?); it was left unchanged: point DATABASE_PATH at the snapshot, or at a new file for a first sync`,
+      'is not a snapshot this version knows (the keys database?); it was left unchanged: point DATABASE_PATH at the snapshot, or at a new file for a first sync',
     );
   }
 }
@@ -131,6 +133,9 @@ export function openReader(path: string, options: OpenOptions): Db {
   const sqlite = new Database(path, { readonly: true, fileMustExist: true });
   try {
     sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
+    // Another database at DATABASE_PATH (the keys database, say) is named as such, rather than
+    // called an old snapshot that a sync would migrate: the worker refuses to touch it.
+    assertSnapshot(sqlite);
     const applied = appliedSchemaVersion(sqlite);
     if (applied < expectedSchemaVersion()) {
       throw new SchemaOutdatedError(

@@ -1,6 +1,6 @@
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { isStoreFailure, openReader, type Db } from './connection.js';
+import { isStoreFailure, NotASnapshotError, openReader, SchemaOutdatedError, type Db } from './connection.js';
 import { ReopeningReader } from './reopening-reader.js';
 
 export interface StoreSession {
@@ -131,6 +131,7 @@ function describe(error: unknown): string {
   if (code === 'ENOENT' || code === 'SQLITE_CANTOPEN') return 'database file not found or not readable';
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return 'database locked past the busy timeout';
   if (code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT')) return 'database file is not a valid SQLite database';
-  if (error instanceof Error && error.name === 'SchemaOutdatedError') return error.message;
+  if (error instanceof NotASnapshotError) return `the file at DATABASE_PATH ${error.message}`;
+  if (error instanceof SchemaOutdatedError) return error.message;
   return `database error ${code ?? 'unknown'}`;
 }

@@ -1,13 +1,14 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWriter } from '../../src/db/connection.js';
 import { migrations } from '../../src/db/migrate.js';
 import { generateKey, hashKey, displayPrefix } from '../../src/keys/format.js';
 import { healthSchema } from '../../src/http/response-schemas.js';
-import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
+import { addKey, keysPathFor, startApi, testClock, type TestApi } from '../support/api.js';
 import { REPO_ROOT } from '../support/worker.js';
 import { openKeys } from '../../src/keys/open.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
@@ -161,6 +162,22 @@ describe('a missing database', () => {
   });
 });
 
+describe('another database at DATABASE_PATH', () => {
+  it('gives 503 and /health names it as no snapshot (the keys database?), not as one to migrate', async () => {
+    const snapshot = dir.path('real/snapshot.db');
+    mkdirSync(dirname(snapshot), { recursive: true });
+    const key = goodSnapshot(snapshot);
+    // The operator swapped the two paths: the API's DATABASE_PATH names the keys database.
+    const api = await start(keysPathFor(snapshot));
+    expectError(await api.request.get('/api/v1/articles').set('X-API-Key', key), 503, 'service_unavailable');
+    const health = await api.request.get('/health');
+    expect(health.status).toBe(503);
+    expect(health.body.error.message).toMatch(/is not a snapshot this version knows \(the keys database\?\)/);
+    expect(health.body.error.message).not.toMatch(/migrate/);
+    expect(health.text).not.toContain(dir.dir);
+  });
+});
+
 describe('a database whose schema is older than the code', () => {
   it('gives 503 with only the first migration applied, then 503 until synced, then 200', async () => {
     const path = dir.path('first-migration.db');
@@ -220,7 +237,9 @@ describe('a database whose schema is older than the code', () => {
     }
     const api = await start(path);
     await expectUnavailable(api, key);
-    expect((await api.request.get('/health')).body.error.message).toContain('no schema');
+    // Tables but no migration recorded: nothing says it is a snapshot, and the worker will not
+    // touch it either (so the advice is not "run a sync").
+    expect((await api.request.get('/health')).body.error.message).toContain('is not a snapshot this version knows');
 
     const restore = new Database(path);
     try {
