@@ -272,9 +272,13 @@ const apiSchema = z.object({
   CACHE_MB: optional(int(0, 65_536)),
   RESPONSE_CACHE_MB: optional(int(0, 65_536)),
   PUBLIC_BASE_URL: optional(
-    z.union([httpUrl, z.string().regex(/^\/[^\s?#]*$/)], {
-      error: 'must be an http:// or https:// address or a path starting with /',
-    }),
+    // One message for both forms: a union reports its last member's (a bare regex pattern).
+    z
+      .string()
+      .refine((v) => httpUrl.safeParse(v).success || /^\/[^\s?#]*$/.test(v), {
+        error: 'must be an http:// or https:// address (https://api.example.com) or a path starting with / (/syndication)',
+      })
+      .transform((v) => (v.startsWith('/') ? v : httpUrl.parse(v))),
   ).default('/'),
   // Off by default (see the README's Rate limits): a harness or partner that was not limited
   // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.

@@ -112,6 +112,10 @@ describe('the OpenAPI document', () => {
     expect(loadApiConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
     expect(loadApiConfig({ PUBLIC_BASE_URL: '/syndication' }).publicBaseUrl).toBe('/syndication');
     expect(() => loadApiConfig({ PUBLIC_BASE_URL: 'ftp://x' })).toThrow(/PUBLIC_BASE_URL/);
+    // A host without a scheme: the message names both forms, not a regular expression.
+    expect(() => loadApiConfig({ PUBLIC_BASE_URL: 'api.example.com' })).toThrow(
+      'PUBLIC_BASE_URL must be an http:// or https:// address (https://api.example.com) or a path starting with / (/syndication)',
+    );
   });
 
   it('documents If-None-Match, If-Modified-Since and a 304 with the validators on every cached operation', () => {
