@@ -504,10 +504,14 @@ export interface DemoConfig {
 export function loadDemoConfig(env: Env): Readonly<DemoConfig> {
   const v = parse(demoSchema, env);
   const databasePath = resolve(v.DEMO_DATABASE_PATH);
+  const keysDatabasePath = join(dirname(databasePath), 'demo-keys.db');
+  if (databasePath === keysDatabasePath) {
+    throw new ConfigError('Invalid configuration: DEMO_DATABASE_PATH must not be named demo-keys.db: that is the demo keys database beside it');
+  }
   return Object.freeze({
     port: v.PORT,
     databasePath,
-    keysDatabasePath: join(dirname(databasePath), 'demo-keys.db'),
+    keysDatabasePath,
     ignoredVariables: IGNORED_BY_DEMO.filter((name) => (env[name] ?? '') !== ''),
   });
 }

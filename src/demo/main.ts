@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import { loadDemoConfig } from '../config.js';
 import { createInterface } from 'node:readline';
@@ -7,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { runMain } from '../main-guard.js';
 import { projectRoot } from '../paths.js';
 import { startCmsServer, type CmsServerHandle } from './cms-server.js';
+import { assertDemoOwns, recreateDemoDatabases } from './demo-files.js';
 import { loadSampleStore } from './sample.js';
 
 /*
@@ -48,7 +50,7 @@ async function finish(child: ChildProcess, what: string): Promise<string> {
 /** Starts the API and resolves with its port once it logs that it listens. */
 async function startApi(env: Record<string, string>, logPath: string): Promise<number> {
   const api = node('src/server.js', [], env);
-  const log = createWriteStream(logPath);
+  const log = createWriteStream(logPath, { flags: 'a' });
   // Its last stderr line says why it stopped (e.g. the port is taken): worth the one line shown.
   let lastError = '';
   api.stderr?.on('data', (d: Buffer) => (lastError = d.toString().trim().split('\n').at(-1) || lastError));
@@ -67,6 +69,26 @@ async function startApi(env: Record<string, string>, logPath: string): Promise<n
         // Not a log line; kept in the log file all the same.
       }
     });
+  });
+}
+
+/**
+ * Refuses a taken port before the demo replaces its databases. The API still reports the
+ * port itself if another process takes it during the first sync.
+ */
+async function assertPortFree(port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new UsageError(
+          error.code === 'EADDRINUSE'
+            ? `the demo cannot start: port ${port} is already in use (set PORT to a free port)`
+            : `the demo cannot listen on port ${port} (${error.code}): set PORT to a free port`,
+        ),
+      ),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
 
@@ -118,11 +140,13 @@ async function startDemo(
   keysDatabasePath: string,
   onCms: (cms: CmsServerHandle) => void,
 ): Promise<void> {
+  // Everything that can refuse the start comes before the first file is deleted.
+  const own = [databasePath, keysDatabasePath];
+  assertDemoOwns(own, shown);
+  if (port !== 0) await assertPortFree(port);
   const dataDir = dirname(databasePath);
   mkdirSync(dataDir, { recursive: true });
-  for (const path of [databasePath, keysDatabasePath]) {
-    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
-  }
+  recreateDemoDatabases(own);
 
   const cms = await startCmsServer({ store: loadSampleStore(Date.now()), token: CMS_TOKEN, basePath: '/export' });
   onCms(cms);
@@ -138,7 +162,7 @@ async function startDemo(
   const apiPort = await startApi({ ...env, PORT: String(port), HOST: '127.0.0.1' }, apiLog);
   const workerLog = join(dataDir, 'demo-worker.log');
   const worker = node('sync/main.js', [], { ...env, SYNC_CRON: '* * * * *', SYNC_FULL_CRON: '*/10 * * * *' });
-  const workerOut = createWriteStream(workerLog);
+  const workerOut = createWriteStream(workerLog, { flags: 'a' });
   worker.stdout?.pipe(workerOut);
   worker.stderr?.pipe(workerOut);
 

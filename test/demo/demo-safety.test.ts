@@ -1,14 +1,16 @@
+import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createDemoDatabase } from '../../src/demo/demo-files.js';
 import { projectRoot } from '../../src/paths.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 
 /*
  * What `npm run demo` must never do on a real host: touch the database its shell's
- * DATABASE_PATH names, or stay up after a failed start. The demo is the built entry point,
+ * DATABASE_PATH names, delete any file it did not create, or stay up after a failed start. The demo is the built entry point,
  * started in its own process group so that the test can tell whether any of its children
  * outlived it.
  */
@@ -73,6 +75,20 @@ async function until(run: Run, text: string): Promise<void> {
   }
 }
 
+/** Each file's bytes and mtime, or 'missing': equal before and after means untouched. */
+function fingerprint(files: string[]): Array<[string, number] | 'missing'> {
+  return files.map((file) => (existsSync(file) ? [readFileSync(file).toString('base64'), statSync(file).mtimeMs] : 'missing'));
+}
+
+const NOT_OWN =
+  'exists and is not a database the demo created, and the demo deletes only its own: set DEMO_DATABASE_PATH to a new file in another folder, or move that file away';
+
+async function takePort(): Promise<number> {
+  blocker = createServer();
+  await new Promise<void>((resolve) => blocker!.listen(0, '127.0.0.1', resolve));
+  return (blocker.address() as { port: number }).port;
+}
+
 /** Whether any process of the demo's group (the demo or a child it started) still runs. */
 function groupAlive(demo: ChildProcess): boolean {
   try {
@@ -110,15 +126,17 @@ describe('npm run demo on a host with a real service', () => {
     expect(existsSync(join(dir.dir, 'data', 'demo-keys.db'))).toBe(true);
   }, 60_000);
 
-  it('exits 1 with one line and leaves no process running when the API port is taken', async () => {
+  it('exits 1 with one line and leaves no process running when the API port is taken during the first sync', async () => {
     const dir = tempDir('demo-safety-');
     dirs.push(dir);
-    blocker = createServer();
-    await new Promise<void>((resolve) => blocker!.listen(0, '127.0.0.1', resolve));
-    const port = (blocker.address() as { port: number }).port;
-
+    // Free when the demo checks it at the start, taken before the API binds it after the sync.
+    const port = await takePort();
+    await new Promise((resolve) => blocker!.close(resolve));
     const run = runDemo({ PORT: String(port), DEMO_DATABASE_PATH: dir.path('demo.db') }, dir.dir);
-    // The first sync and the key come first: a few seconds, then the API fails at once.
+    await until(run, 'Syncing it into');
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker!.listen(port, '127.0.0.1', resolve));
+
     expect(await run.exit(20_000), `stdout: ${run.out()}\nstderr: ${run.err()}`).toBe(1);
     expect(run.err().trim().split('\n')).toEqual([expect.stringContaining(`port ${port} is already in use`)]);
     expect(groupAlive(run.demo)).toBe(false);
@@ -126,4 +144,86 @@ describe('npm run demo on a host with a real service', () => {
     expect(cmsUrl, run.out()).toBeDefined();
     await expect(fetch(`${cmsUrl}/sections?locale=en`)).rejects.toThrow();
   }, 40_000);
+});
+
+describe('npm run demo deletes only its own files', () => {
+  it('refuses a DEMO_DATABASE_PATH naming a database it did not create: exit 1, one line, the file and its -wal and -shm untouched', async () => {
+    const dir = tempDir('demo-safety-');
+    dirs.push(dir);
+    // A real keys database, as an operator's copy of keys.db would be.
+    const keys = new Database(dir.path('keys.db'));
+    keys.exec("CREATE TABLE api_keys (id INTEGER PRIMARY KEY, partner TEXT); INSERT INTO api_keys (partner) VALUES ('Acme Media')");
+    keys.close();
+    writeFileSync(dir.path('keys.db-wal'), 'its write-ahead log\n');
+    writeFileSync(dir.path('keys.db-shm'), 'its shared memory\n');
+    const files = ['keys.db', 'keys.db-wal', 'keys.db-shm', 'demo-keys.db', 'demo-api.log'].map((name) => dir.path(name));
+    const before = fingerprint(files);
+
+    const run = runDemo({ PORT: '0', DEMO_DATABASE_PATH: dir.path('keys.db') }, dir.dir);
+    expect(await run.exit(20_000), run.out()).toBe(1);
+    expect(run.err().trim().split('\n')).toEqual([`${dir.path('keys.db')} ${NOT_OWN}`]);
+    expect(fingerprint(files)).toEqual(before);
+    expect(run.out()).not.toContain('Sample CMS');
+  }, 30_000);
+
+  it('refuses when the demo-keys.db beside DEMO_DATABASE_PATH is not its own, creating nothing', async () => {
+    const dir = tempDir('demo-safety-');
+    dirs.push(dir);
+    writeFileSync(dir.path('demo-keys.db'), "someone else's file\n");
+    const files = ['demo.db', 'demo-keys.db'].map((name) => dir.path(name));
+    const before = fingerprint(files);
+
+    const run = runDemo({ PORT: '0', DEMO_DATABASE_PATH: dir.path('demo.db') }, dir.dir);
+    expect(await run.exit(20_000), run.out()).toBe(1);
+    expect(run.err().trim().split('\n')).toEqual([`${dir.path('demo-keys.db')} ${NOT_OWN}`]);
+    expect(fingerprint(files)).toEqual(before);
+  }, 30_000);
+
+  it('refuses a DEMO_DATABASE_PATH named demo-keys.db, which would be its snapshot and its keys at once', async () => {
+    const dir = tempDir('demo-safety-');
+    dirs.push(dir);
+    const run = runDemo({ PORT: '0', DEMO_DATABASE_PATH: dir.path('demo-keys.db') }, dir.dir);
+    expect(await run.exit(20_000), run.out()).toBe(1);
+    expect(run.err().trim().split('\n')).toEqual([expect.stringContaining('DEMO_DATABASE_PATH must not be named demo-keys.db')]);
+    expect(existsSync(dir.path('demo-keys.db'))).toBe(false);
+  }, 30_000);
+
+  it('finds a taken port before deleting anything, then replaces only its own databases and keeps its earlier log lines', async () => {
+    const dir = tempDir('demo-safety-');
+    dirs.push(dir);
+    // What an earlier run left: the demo's own, stamped databases, and its logs.
+    for (const name of ['demo.db', 'demo-keys.db']) {
+      createDemoDatabase(dir.path(name));
+      const db = new Database(dir.path(name));
+      db.exec('CREATE TABLE earlier_run (x)');
+      db.close();
+    }
+    writeFileSync(dir.path('demo-api.log'), 'a line of an earlier run\n');
+    const files = ['demo.db', 'demo.db-wal', 'demo.db-shm', 'demo-keys.db', 'demo-api.log'].map((name) => dir.path(name));
+    const before = fingerprint(files);
+    const env = { DEMO_DATABASE_PATH: dir.path('demo.db') };
+
+    const port = await takePort();
+    const refused = runDemo({ ...env, PORT: String(port) }, dir.dir);
+    expect(await refused.exit(20_000), refused.out()).toBe(1);
+    expect(refused.err().trim().split('\n')).toEqual([`the demo cannot start: port ${port} is already in use (set PORT to a free port)`]);
+    expect(refused.out()).not.toContain('Sample CMS');
+    expect(fingerprint(files)).toEqual(before);
+
+    const run = runDemo({ ...env, PORT: '0' }, dir.dir);
+    await until(run, 'Press Ctrl-C to stop.');
+    run.demo.kill('SIGINT');
+    expect(await run.exit(30_000)).toBe(0);
+    for (const name of ['demo.db', 'demo-keys.db']) {
+      const db = new Database(dir.path(name), { readonly: true });
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+      db.close();
+      expect(tables).not.toContain('earlier_run');
+      expect(tables.length).toBeGreaterThan(1);
+    }
+    const log = readFileSync(dir.path('demo-api.log'), 'utf8');
+    expect(log.startsWith('a line of an earlier run\n')).toBe(true);
+    expect(log).toContain('API listening');
+  }, 60_000);
+
 });
