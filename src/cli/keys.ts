@@ -18,8 +18,19 @@ import { createdLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLi
  * code 1.
  */
 
+// Output is printed only once a command's work is committed, so a failing stdout never
+// leaves a change half done. A reader that stops early (`keys list | head -2`) has what it wanted: the rest is dropped
+// and the exit code stays 0, as for any Unix filter. Any other failure (a full disk) is one
+// line, since the printed key or result did not arrive.
+let stdoutGone = false;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  stdoutGone = true;
+  if (error.code === 'EPIPE') return;
+  process.stderr.write(`cannot write the output (${error.code ?? error.message}): the command's changes, if any, are saved; "npm run keys -- list" shows them\n`);
+  process.exitCode = 1;
+});
 const out = (line: string): void => {
-  process.stdout.write(`${line}\n`);
+  if (!stdoutGone) process.stdout.write(`${line}\n`);
 };
 const print = (json: boolean | undefined, value: unknown, lines: () => string[]): void =>
   json ? out(JSON.stringify(value)) : lines().forEach(out);

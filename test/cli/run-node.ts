@@ -18,6 +18,19 @@ export interface RunResult {
   endedAt: number;
 }
 
+export interface RunOptions {
+  timeoutMs?: number;
+  cwd?: string;
+  /**
+   * Closes the reading end of the child's stdout, as `| head` does: `at-start` before the
+   * child can print anything, `after-first-line` once a first line has arrived (`stdout` then
+   * holds what was read up to then).
+   */
+  closeStdout?: 'at-start' | 'after-first-line';
+  /** An open file descriptor to give the child as its stdout instead of a pipe. */
+  stdoutFd?: number;
+}
+
 /**
  * Runs `node <args>` as a real child process with exactly the given environment (plus PATH),
  * and kills it after `timeoutMs` so a hanging program fails its test instead of the suite.
@@ -25,7 +38,7 @@ export interface RunResult {
 export function runNode(
   args: string[],
   env: Record<string, string>,
-  options: { timeoutMs?: number; cwd?: string } = {},
+  options: RunOptions = {},
 ): Promise<RunResult> {
   const script = args.find((a) => a.endsWith('.js'));
   if (script && !existsSync(script)) {
@@ -35,13 +48,17 @@ export function runNode(
     const child = spawn(process.execPath, args, {
       env: { PATH: process.env.PATH ?? '', ...env },
       cwd: options.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', options.stdoutFd ?? 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (options.closeStdout === 'after-first-line' && stdout.includes('\n')) child.stdout?.destroy();
+    });
+    if (options.closeStdout === 'at-start') child.stdout?.destroy();
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
@@ -65,7 +82,7 @@ export function runCli(
   args: string[],
   keysDatabasePath: string,
   extraEnv: Record<string, string> = {},
-  options: { timeoutMs?: number } = {},
+  options: Omit<RunOptions, 'cwd'> = {},
 ): Promise<RunResult> {
   const env = { KEYS_DATABASE_PATH: keysDatabasePath, DATABASE_PATH: join(dirname(keysDatabasePath), 'snapshot.db'), ...extraEnv };
   return runNode([CLI_PATH, ...args], env, options);
