@@ -1,4 +1,4 @@
-import type { RestoreResult } from '../keys/backup.js';
+import type { KeyMention, RestoreResult } from '../keys/backup.js';
 import type { CreatedKey, KeySummary } from '../keys/manage.js';
 import { printableName } from '../keys/partner-name.js';
 
@@ -61,12 +61,19 @@ export function rateLine(key: KeySummary): string {
 }
 
 export function restoredLines(path: string, result: RestoreResult): string[] {
-  const lines = [`Restored ${result.keys} keys into ${path}.`];
-  if (result.revocations_kept > 0) {
-    lines.push(`Kept ${result.revocations_kept} revocations made after the backup: those keys stay revoked.`);
+  const lines = [`Restored ${plural(result.keys, 'key')} into ${path}.`];
+  if (result.revoked_after_backup.length > 0) {
+    lines.push(`Kept ${plural(result.revocations_kept, 'revocation')} made after the backup; still revoked:`);
+    for (const k of result.revoked_after_backup) lines.push(`  ${mentioned(k)}, revoked ${k.revoked_at}`);
   }
-  if (result.keys_not_in_backup > 0) {
-    lines.push(`${result.keys_not_in_backup} keys created after the backup are not in it: create them again for their partners.`);
+  if (result.not_in_backup.length > 0) {
+    lines.push(
+      `Not in the backup (created after it), so no longer working: ${plural(result.keys_not_in_backup, 'key')}. Create a new key for each of these partners:`,
+    );
+    for (const k of result.not_in_backup) lines.push(`  ${mentioned(k)}, created ${k.created_at}`);
   }
   return lines;
 }
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+const mentioned = (k: KeyMention) => `key ${k.id} (${printableName(k.partner)}, ${k.prefix}…)`;

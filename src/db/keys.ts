@@ -136,34 +136,39 @@ export function importSnapshotKeys(db: KeysDb, snapshotPath: string): ImportResu
   return result;
 }
 
-export interface Revocation {
-  hash: string;
-  revokedAt: string;
-}
+/** A key of a keys database file as a restore reports it: what identifies it, and its hash to match. */
+export type LiveKey = Pick<KeyRow, 'id' | 'partner' | 'prefix' | 'hash' | 'createdAt' | 'revokedAt'>;
 
-/** The revoked keys of a keys database file, read-only; empty when it is missing or unreadable. */
-export function readRevocations(path: string): { revoked: Revocation[]; hashes: Set<string> } {
-  if (!existsSync(path)) return { revoked: [], hashes: new Set() };
+/** Every key of a keys database file, read-only; empty when it is missing or unreadable. */
+export function readKeysOf(path: string): LiveKey[] {
+  if (!existsSync(path)) return [];
   let sqlite: Database.Database | undefined;
   try {
     sqlite = new Database(path, { readonly: true, fileMustExist: true });
-    const revoked = sqlite
-      .prepare('SELECT hash, revoked_at AS revokedAt FROM api_keys WHERE revoked_at IS NOT NULL')
-      .all() as Revocation[];
-    const hashes = new Set(sqlite.prepare('SELECT hash FROM api_keys').pluck().all() as string[]);
-    return { revoked, hashes };
+    return sqlite
+      .prepare('SELECT id, partner, prefix, hash, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id')
+      .all() as LiveKey[];
   } catch {
     // A lost or corrupt database is the usual reason to restore: nothing to carry over then.
-    return { revoked: [], hashes: new Set() };
+    return [];
   } finally {
     sqlite?.close();
   }
 }
 
-/** Marks keys revoked (keeping an earlier revocation time); returns how many changed. */
-export function applyRevocations(sqlite: Database.Database, revocations: readonly Revocation[]): number {
-  const update = sqlite.prepare('UPDATE api_keys SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL');
-  return sqlite.transaction(() => revocations.reduce((n, r) => n + update.run(r.revokedAt, r.hash).changes, 0)).immediate();
+/**
+ * Marks keys revoked (keeping an earlier revocation time), matched by hash; returns the keys
+ * that changed, as they are in `sqlite`.
+ */
+export function applyRevocations(sqlite: Database.Database, revocations: readonly Pick<LiveKey, 'hash' | 'revokedAt'>[]): LiveKey[] {
+  const update = sqlite.prepare(
+    `UPDATE api_keys SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL
+     RETURNING id, partner, prefix, hash, created_at AS createdAt, revoked_at AS revokedAt`,
+  );
+  const changed = sqlite
+    .transaction(() => revocations.flatMap((r) => (r.revokedAt === null ? [] : ((update.all(r.revokedAt, r.hash) as LiveKey[])))))
+    .immediate();
+  return changed.sort((a, b) => a.id - b.id);
 }
 
 export function keyHashesOf(sqlite: Database.Database): string[] {

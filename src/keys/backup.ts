@@ -2,10 +2,17 @@ import { backupDatabase, restoreDatabase, type BackupResult } from '../db/backup
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { assertKeysDatabase, KEYS_MIGRATIONS, NotAKeysDatabaseError } from '../db/keys-connection.js';
-import { applyRevocations, keyHashesOf, readRevocations } from '../db/keys.js';
+import { applyRevocations, keyHashesOf, readKeysOf, type LiveKey } from '../db/keys.js';
 import { migrate } from '../db/migrate.js';
 
 export { backupDatabase, type BackupResult };
+
+/** Which key a restore is talking about: never the key, never its hash. */
+export interface KeyMention {
+  id: number;
+  partner: string;
+  prefix: string;
+}
 
 export interface RestoreResult {
   /** Keys in the restored database. */
@@ -14,28 +21,44 @@ export interface RestoreResult {
   revocations_kept: number;
   /** Keys of the database being replaced that the backup does not have (created after it). */
   keys_not_in_backup: number;
+  /** The keys behind `revocations_kept`, as they are in the restored database. */
+  revoked_after_backup: (KeyMention & { revoked_at: string })[];
+  /**
+   * The keys behind `keys_not_in_backup`, as they were in the database replaced: they no
+   * longer work, and this is the only record of whose they were.
+   */
+  not_in_backup: (KeyMention & { created_at: string })[];
 }
 
 /**
  * Restores the keys database from a backup made by `keys backup`. A key revoked in the
  * database being replaced stays revoked, even if the backup predates the revocation: a
- * restore must never let a revoked key back in. Keys created after the backup are not in it
- * and are counted, so the editor knows to create them again.
+ * restore must never let a revoked key back in. Keys created after the backup are not in it;
+ * they are read from the live database before it is replaced and named in the result, so the
+ * editor knows for whom to create keys again.
  */
 export async function restoreKeys(backupPath: string, livePath: string, busyTimeoutMs: number): Promise<RestoreResult> {
   refuseAnotherDatabase(livePath);
-  const current = readRevocations(livePath);
-  const result: RestoreResult = { keys: 0, revocations_kept: 0, keys_not_in_backup: 0 };
+  const current = readKeysOf(livePath);
+  let result: RestoreResult | undefined;
   await restoreDatabase(backupPath, livePath, busyTimeoutMs, (copy) => {
     assertKeysDatabase(copy, backupPath);
     migrate(copy, KEYS_MIGRATIONS);
-    result.revocations_kept = applyRevocations(copy, current.revoked);
+    const kept = applyRevocations(copy, current);
     const restored = new Set(keyHashesOf(copy));
-    result.keys = restored.size;
-    result.keys_not_in_backup = [...current.hashes].filter((h) => !restored.has(h)).length;
+    const lost = current.filter((k) => !restored.has(k.hash));
+    result = {
+      keys: restored.size,
+      revocations_kept: kept.length,
+      keys_not_in_backup: lost.length,
+      revoked_after_backup: kept.map((k) => ({ ...mention(k), revoked_at: k.revokedAt! })),
+      not_in_backup: lost.map((k) => ({ ...mention(k), created_at: k.createdAt })),
+    };
   });
-  return result;
+  return result!;
 }
+
+const mention = (k: LiveKey): KeyMention => ({ id: k.id, partner: k.partner, prefix: k.prefix });
 
 /**
  * A restore replaces whatever is at KEYS_DATABASE_PATH: a missing file (the documented

@@ -3,13 +3,14 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backupDatabase } from '../../src/db/backup.js';
+import { displayPrefix, hashKey } from '../../src/keys/format.js';
 import { createKey } from '../../src/keys/manage.js';
 import { withKeys } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { cliJson, expectOneLineFailure, readRows, type CreatedJson, type SummaryJson } from './keys-helpers.js';
-import { runCli } from './run-node.js';
+import { lines, runCli } from './run-node.js';
 
 /*
  * Backup and restore as an operator does them: the real CLI, the real API process, files on
@@ -130,7 +131,14 @@ describe('keys restore', () => {
     for (const suffix of ['', '-wal', '-shm']) rmSync(keysPath + suffix, { force: true });
     const backupRows = readRows(backupPath).length;
     const restored = await cliJson<Record<string, unknown>>(['restore', backupPath], keysPath, env);
-    expect(restored).toEqual({ path: keysPath, keys: backupRows, revocations_kept: 0, keys_not_in_backup: 0 });
+    expect(restored).toEqual({
+      path: keysPath,
+      keys: backupRows,
+      revocations_kept: 0,
+      keys_not_in_backup: 0,
+      revoked_after_backup: [],
+      not_in_backup: [],
+    });
     expect(readRows(keysPath, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
 
     server = await startServerProcess(env);
@@ -139,13 +147,23 @@ describe('keys restore', () => {
     expect(await status(keys.c.key)).toBe(200);
   });
 
-  it('restoring an older backup while the API runs keeps every later revocation and counts the keys it lacks', async () => {
+  it('restoring an older backup while the API runs keeps every later revocation and names the keys it lacks', async () => {
     expect((await runCli(['revoke', String(keys.c.id)], keysPath, env)).code).toBe(0);
     const late = await cliJson<CreatedJson>(['create', '--partner', 'Late Partner'], keysPath, env);
     expect(await status(late.key)).toBe(200);
+    const revokedAt = readRows<{ revoked_at: string }>(keysPath, `SELECT revoked_at FROM api_keys WHERE id = ${keys.c.id}`)[0]!.revoked_at;
 
-    const restored = await cliJson<{ revocations_kept: number; keys_not_in_backup: number }>(['restore', backupPath], keysPath, env);
+    const restored = await cliJson<Record<string, unknown>>(['restore', backupPath], keysPath, env);
     expect(restored).toMatchObject({ revocations_kept: 1, keys_not_in_backup: 1 });
+    // Read from the database being replaced: after the restore nothing else says whose they were.
+    expect(restored.revoked_after_backup).toEqual([
+      { id: keys.c.id, partner: 'Partner C', prefix: displayPrefix(keys.c.key), revoked_at: revokedAt },
+    ]);
+    expect(restored.not_in_backup).toEqual([
+      { id: late.id, partner: 'Late Partner', prefix: displayPrefix(late.key), created_at: late.created_at },
+    ]);
+    expect(JSON.stringify(restored)).not.toContain(late.key);
+    expect(JSON.stringify(restored)).not.toContain(hashKey(late.key));
     expect(readRows(keysPath, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
 
     // The running API sees the restored database on its next request, without a restart.
@@ -153,9 +171,22 @@ describe('keys restore', () => {
     expect(await status(keys.b.key)).toBe('revoked_api_key');
     expect(await status(keys.c.key)).toBe('revoked_api_key');
     expect(await status(late.key)).toBe('invalid_api_key');
+  });
+
+  it('says in its text output which keys stay revoked and which are lost, by id, partner and prefix, never the key', async () => {
+    const later = await cliJson<CreatedJson>(['create', '--partner', 'Later Partner'], keysPath, env);
     const text = await runCli(['restore', backupPath], keysPath, env);
+    expect(text.stderr).toBe('');
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/Restored \d+ keys/);
+    const out = lines(text.stdout);
+    expect(out[0]).toMatch(/^Restored \d+ keys into /);
+    expect(out).toHaveLength(5);
+    expect(out).toContainEqual('Kept 1 revocation made after the backup; still revoked:');
+    expect(out).toContainEqual(expect.stringContaining(`key ${keys.c.id} (Partner C, ${displayPrefix(keys.c.key)}…), revoked `));
+    expect(out).toContainEqual(expect.stringMatching(/^Not in the backup \(created after it\), so no longer working: 1 key\. Create a new key/));
+    expect(out).toContainEqual(`  key ${later.id} (Later Partner, ${displayPrefix(later.key)}…), created ${later.created_at}`);
+    expect(text.stdout).not.toContain(later.key);
+    expect(text.stdout).not.toContain(hashKey(later.key));
   });
 
   it('refuses a file that is not a keys backup (the snapshot), changing nothing', async () => {
