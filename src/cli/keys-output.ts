@@ -1,3 +1,4 @@
+import type { ImportResult } from '../keys/open.js';
 import type { KeyMention, RestoreResult } from '../keys/backup.js';
 import type { CreatedKey, KeySummary } from '../keys/manage.js';
 import { printableName } from '../keys/partner-name.js';
@@ -28,6 +29,19 @@ export function keyTable(keys: KeySummary[]): string[] {
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
   return rows.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
+}
+
+export function initLines(path: string, created: boolean, snapshotPath: string, result: ImportResult): string[] {
+  const first = `Keys database ${created ? 'created' : 'already there'} at ${path}.`;
+  // Said plainly, so that an operator who mistyped DATABASE_PATH while upgrading sees it.
+  if (result.snapshot === 'missing') {
+    return [
+      first,
+      `No snapshot at ${snapshotPath} (DATABASE_PATH): nothing to import. Right for a new installation; when upgrading, fix DATABASE_PATH and run init again.`,
+    ];
+  }
+  if (result.snapshot === 'no_keys_table') return [first, `The snapshot at ${snapshotPath} has no api_keys table: nothing to import.`];
+  return [first, `Imported ${plural(result.imported, 'key')} from the snapshot at ${snapshotPath} (${result.alreadyPresent} already there).`];
 }
 
 export function createdLines(created: CreatedKey, verb = 'Created'): string[] {

@@ -10,7 +10,7 @@ import { openKeys, type OpenedKeys } from '../keys/open.js';
 import { runMain } from '../main-guard.js';
 import { systemClock } from '../time.js';
 import { keysDatabaseFailure } from './keys-failure.js';
-import { createdLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines } from './keys-output.js';
+import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines } from './keys-output.js';
 
 /*
  * The editors' key tool: parses arguments, calls src/keys/, prints. Output for people by
@@ -64,16 +64,21 @@ function program(): Command {
   cli
     .command('init')
     .description("create the keys database if needed and take over the keys of the snapshot's old api_keys table")
-    .option('--json', 'print {"path","created","imported","already_present"}')
+    .option('--json', 'print {"path","created","snapshot_path","snapshot_found","imported","already_present"}')
     .action((options: { json?: boolean }) => {
       const { db, created, imported } = open(true, true);
       db.$client.close();
-      const path = settings().keysDatabasePath;
-      const counts = imported ?? { imported: 0, alreadyPresent: 0 };
-      print(options.json, { path, created, imported: counts.imported, already_present: counts.alreadyPresent }, () => [
-        `Keys database ${created ? 'created' : 'already there'} at ${path}.`,
-        `Imported ${counts.imported} keys from the snapshot's api_keys table (${counts.alreadyPresent} were already there).`,
-      ]);
+      const { keysDatabasePath: path, databasePath: snapshotPath } = settings();
+      const result = imported ?? { snapshot: 'missing', imported: 0, alreadyPresent: 0 };
+      const json = {
+        path,
+        created,
+        snapshot_path: snapshotPath,
+        snapshot_found: result.snapshot !== 'missing',
+        imported: result.imported,
+        already_present: result.alreadyPresent,
+      };
+      print(options.json, json, () => initLines(path, created, snapshotPath, result));
     });
 
   cli

@@ -89,6 +89,11 @@ export function recordLastUsed(sqlite: Database.Database, uses: ReadonlyMap<numb
 }
 
 export interface ImportResult {
+  /**
+   * What was at the snapshot path: nothing (a new installation, or a mistyped DATABASE_PATH),
+   * a snapshot without the old table, or one whose old table was read.
+   */
+  snapshot: 'missing' | 'no_keys_table' | 'read';
   /** Keys copied from the snapshot's api_keys table. */
   imported: number;
   /** Keys already in the keys database (same hash): left as they are there. */
@@ -103,14 +108,14 @@ export interface ImportResult {
  * partner. The snapshot is opened read-only and never changed.
  */
 export function importSnapshotKeys(db: KeysDb, snapshotPath: string): ImportResult {
-  const result: ImportResult = { imported: 0, alreadyPresent: 0 };
+  const result: ImportResult = { snapshot: 'missing', imported: 0, alreadyPresent: 0 };
   if (!existsSync(snapshotPath)) return result;
   let legacy: Pick<KeyRow, 'id' | 'partner' | 'prefix' | 'hash' | 'createdAt' | 'revokedAt'>[];
   let snapshot: Database.Database | undefined;
   try {
     snapshot = new Database(snapshotPath, { readonly: true, fileMustExist: true });
     const table = snapshot.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'api_keys'`).get();
-    if (!table) return result;
+    if (!table) return { ...result, snapshot: 'no_keys_table' };
     legacy = snapshot
       .prepare('SELECT id, partner, prefix, hash, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id')
       .all() as typeof legacy;
@@ -121,6 +126,7 @@ export function importSnapshotKeys(db: KeysDb, snapshotPath: string): ImportResu
   } finally {
     snapshot?.close();
   }
+  result.snapshot = 'read';
   inTransaction(db, () => {
     for (const row of legacy) {
       if (db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.hash, row.hash)).get()) {

@@ -1,6 +1,8 @@
 import { importSnapshotKeys, type ImportResult } from '../db/keys.js';
 import { openKeysWriter, type KeysDb } from '../db/keys-connection.js';
 
+export type { ImportResult };
+
 export interface OpenedKeys {
   db: KeysDb;
   created: boolean;

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeysStore } from '../../src/db/keys-store.js';
 import { displayPrefix, generateKey, hashKey } from '../../src/keys/format.js';
@@ -10,7 +10,7 @@ import { memoryLogger, startApi, testClock, type TestApi } from '../support/api.
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { cliJson, expectOneLineFailure, readRows, type CreatedJson, type SummaryJson } from './keys-helpers.js';
-import { runCli } from './run-node.js';
+import { lines, runCli } from './run-node.js';
 
 /*
  * The key lifecycle through the real CLI process, checked against the real API: the move of
@@ -76,7 +76,7 @@ describe('keys init: moving keys out of an existing snapshot', () => {
 
   it('init creates the keys database and imports every key, hashes only, with its id and revocation', async () => {
     const result = await cliJson<Record<string, unknown>>(['init'], env.keys);
-    expect(result).toEqual({ path: env.keys, created: true, imported: 3, already_present: 0 });
+    expect(result).toEqual({ path: env.keys, created: true, snapshot_path: env.snapshot, snapshot_found: true, imported: 3, already_present: 0 });
     const rows = readRows<{ id: number; partner: string; hash: string; revoked_at: string | null }>(env.keys);
     expect(rows.map((r) => [r.id, r.partner, r.hash, r.revoked_at])).toEqual([
       [3, 'Acme Media', hashKey(LEGACY[0]!), null],
@@ -94,10 +94,38 @@ describe('keys init: moving keys out of an existing snapshot', () => {
   it('init again imports nothing and never undoes a revocation made in the keys database since', async () => {
     expect((await runCli(['revoke', '6'], env.keys)).code).toBe(0);
     const again = await cliJson<Record<string, unknown>>(['init'], env.keys);
-    expect(again).toEqual({ path: env.keys, created: false, imported: 0, already_present: 3 });
+    expect(again).toEqual({ path: env.keys, created: false, snapshot_path: env.snapshot, snapshot_found: true, imported: 0, already_present: 3 });
+    const text = await runCli(['init'], env.keys);
+    expect(text.code).toBe(0);
+    expect(lines(text.stdout)).toEqual([
+      `Keys database already there at ${env.keys}.`,
+      `Imported 0 keys from the snapshot at ${env.snapshot} (3 already there).`,
+    ]);
     expect((await list(env.keys)).map((k) => [k.id, k.status])).toEqual([[3, 'active'], [5, 'revoked'], [6, 'revoked']]);
     const a = await api(env.snapshot, Date.now());
     expectError(await get(a, LEGACY[2]!), 401, 'revoked_api_key');
+  });
+
+  it('init with no snapshot at DATABASE_PATH says so, naming the path, rather than "imported 0 keys" (a new installation, or a typo)', async () => {
+    const other = setup();
+    const mistyped = other.dir.path('snapshot-typo.db');
+    const text = await runCli(['init'], other.keys, { DATABASE_PATH: mistyped });
+    expect(text.stderr).toBe('');
+    expect(text.code).toBe(0);
+    expect(lines(text.stdout)).toEqual([
+      `Keys database created at ${other.keys}.`,
+      `No snapshot at ${mistyped} (DATABASE_PATH): nothing to import. Right for a new installation; when upgrading, fix DATABASE_PATH and run init again.`,
+    ]);
+    expect(await cliJson(['init'], other.keys, { DATABASE_PATH: mistyped })).toEqual({
+      path: other.keys,
+      created: false,
+      snapshot_path: mistyped,
+      snapshot_found: false,
+      imported: 0,
+      already_present: 0,
+    });
+    // Nothing was made at the mistyped path: the CLI only ever reads the snapshot.
+    expect(existsSync(mistyped)).toBe(false);
   });
 
   it('create --create on a new keys database takes the snapshot\'s keys over too, with new ids after theirs', async () => {
