@@ -73,9 +73,15 @@ export function openKeysReader(path: string, options: { busyTimeoutMs: number })
 /**
  * Refuses a file that is not a keys database, so that KEYS_DATABASE_PATH pointing at the
  * snapshot (or anything else) fails with a message instead of being migrated into one. A
- * keys database has only keys migrations applied; a new one has no tables at all.
+ * keys database has only keys migrations applied; a new one has no tables at all. `what`
+ * names the file and `hint` the likely mistake, so the message points at the setting or
+ * argument that is wrong.
  */
-export function assertKeysDatabase(sqlite: Database.Database, what: string): void {
+export function assertKeysDatabase(
+  sqlite: Database.Database,
+  what: string,
+  hint = 'is KEYS_DATABASE_PATH pointing at the snapshot?',
+): void {
   const tables = sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
   if (tables.length === 0) return;
   const known = new Set(migrations(KEYS_MIGRATIONS).map((m) => m.hash));
@@ -83,6 +89,6 @@ export function assertKeysDatabase(sqlite: Database.Database, what: string): voi
     ? (sqlite.prepare('SELECT hash FROM __drizzle_migrations').pluck().all() as string[])
     : [];
   if (applied.length === 0 || applied.some((hash) => !known.has(hash))) {
-    throw new NotAKeysDatabaseError(`${what} is not a keys database this version knows (is KEYS_DATABASE_PATH pointing at the snapshot?)`);
+    throw new NotAKeysDatabaseError(`${what} is not a keys database this version knows (${hint})`);
   }
 }

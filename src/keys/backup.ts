@@ -42,7 +42,12 @@ export async function restoreKeys(backupPath: string, livePath: string, busyTime
   const current = readKeysOf(livePath);
   let result: RestoreResult | undefined;
   await restoreDatabase(backupPath, livePath, busyTimeoutMs, (copy) => {
-    assertKeysDatabase(copy, backupPath);
+    // The mistake is then in the argument, not in KEYS_DATABASE_PATH (checked above).
+    assertKeysDatabase(
+      copy,
+      `the backup file ${backupPath}`,
+      'a snapshot backup? restore takes a file written by "keys backup" without --snapshot',
+    );
     migrate(copy, KEYS_MIGRATIONS);
     const kept = applyRevocations(copy, current);
     const restored = new Set(keyHashesOf(copy));

@@ -189,9 +189,14 @@ describe('keys restore', () => {
     expect(text.stdout).not.toContain(hashKey(later.key));
   });
 
-  it('refuses a file that is not a keys backup (the snapshot), changing nothing', async () => {
+  it('refuses a file that is not a keys backup (the snapshot, a snapshot backup) naming the backup file, not KEYS_DATABASE_PATH, changing nothing', async () => {
     const before = readRows(keysPath);
-    expect(expectOneLineFailure(await runCli(['restore', snapshot], keysPath, env))).toMatch(/not a keys database/);
+    for (const wrong of [snapshot, dir.path('backups/snapshot-1.db')]) {
+      const line = expectOneLineFailure(await runCli(['restore', wrong], keysPath, env));
+      expect(line).toContain(`the backup file ${wrong} is not a keys database`);
+      expect(line).toContain('"keys backup" without --snapshot');
+      expect(line).not.toContain('KEYS_DATABASE_PATH');
+    }
     expect(readRows(keysPath)).toEqual(before);
     expect(await status(keys.a.key)).toBe(200);
   });

@@ -147,7 +147,10 @@ describe('keys restore', () => {
     other.exec('CREATE TABLE articles (id INTEGER PRIMARY KEY, slug TEXT); INSERT INTO articles (slug) VALUES (\'kept\')');
     other.close();
     const line = expectOneLineFailure(await runCli(['restore', backup], snapshot));
-    expect(line).toMatch(/not a keys database/);
+    // The target is what is wrong here, not the backup file.
+    expect(line).toContain(`the file at KEYS_DATABASE_PATH (${snapshot}) is not a keys database`);
+    expect(line).toContain('is KEYS_DATABASE_PATH pointing at the snapshot?');
+    expect(line).not.toContain('backup file');
     const after = new Database(snapshot, { readonly: true });
     expect(after.prepare('SELECT slug FROM articles').pluck().all()).toEqual(['kept']);
     after.close();
