@@ -19,9 +19,9 @@ import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine
  */
 
 // Output is printed only once a command's work is committed, so a failing stdout never
-// leaves a change half done. A reader that stops early (`keys list | head -2`) has what it wanted: the rest is dropped
-// and the exit code stays 0, as for any Unix filter. Any other failure (a full disk) is one
-// line, since the printed key or result did not arrive.
+// leaves a change half done. A reader that stops early (`keys list | head -2`) has what it
+// wanted: the rest is dropped and the exit code stays 0, as for any Unix filter. Any other
+// failure (a full disk) is one line and exit 1, since the printed key or result never arrived.
 let stdoutGone = false;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   stdoutGone = true;

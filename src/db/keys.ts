@@ -172,7 +172,7 @@ export function applyRevocations(sqlite: Database.Database, revocations: readonl
      RETURNING id, partner, prefix, hash, created_at AS createdAt, revoked_at AS revokedAt`,
   );
   const changed = sqlite
-    .transaction(() => revocations.flatMap((r) => (r.revokedAt === null ? [] : ((update.all(r.revokedAt, r.hash) as LiveKey[])))))
+    .transaction(() => revocations.flatMap((r) => (r.revokedAt === null ? [] : (update.all(r.revokedAt, r.hash) as LiveKey[]))))
     .immediate();
   return changed.sort((a, b) => a.id - b.id);
 }
