@@ -3,7 +3,7 @@ import { ensureFeed, pruneFeedDeletes, recordFeedChanges, setFeedPending } from 
 import type { SectionRecord } from '../src/db/records.js';
 import {
   articleIdsInSection,
-  articleSlugsInSection,
+  articleSlugsInSections,
   markLocaleSynced,
   removeArticle,
   removeArticlesNotIn,
@@ -117,11 +117,12 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: Appl
     removed.add(id);
     touched.add(slug);
   }
-  for (const slug of sectionChanges.exposureChanged) {
-    for (const articleSlug of articleSlugsInSection(db, locale, slug)) touched.add(articleSlug);
-  }
   const feedStarted = performance.now();
   const fresh = ensureFeed(db, locale);
+  // A new feed records every article anyway (on a first sync every section is new, and a scan
+  // of the articles per section cost seconds); otherwise a section shown, hidden or renamed
+  // changes what partners see of each of its articles.
+  if (!fresh) for (const slug of articleSlugsInSections(db, locale, sectionChanges.exposureChanged)) touched.add(slug);
   const feed = { ...recordFeedChanges(db, locale, fresh ? 'all' : touched, options.nowMs), pruned: 0, ms: 0 };
   if (options.feedRetentionMs !== undefined) {
     feed.pruned = pruneFeedDeletes(db, locale, options.nowMs - options.feedRetentionMs);

@@ -172,10 +172,14 @@ export function removeArticlesNotIn(db: Db, locale: Locale, keepTable: string): 
     .all(locale, locale);
 }
 
-export function articleSlugsInSection(db: Db, locale: Locale, sectionSlug: string): string[] {
+/** The slugs of a locale's articles in any of these sections: one pass over the articles. */
+export function articleSlugsInSections(db: Db, locale: Locale, sectionSlugs: readonly string[]): string[] {
+  if (sectionSlugs.length === 0) return [];
   return db.$client
-    .prepare<[string, string], { slug: string }>(`SELECT slug FROM articles WHERE locale = ? AND section_slug = ?`)
-    .all(locale, sectionSlug)
+    .prepare<[string, string], { slug: string }>(
+      `SELECT slug FROM articles WHERE locale = ? AND section_slug IN (SELECT value FROM json_each(?))`,
+    )
+    .all(locale, JSON.stringify(sectionSlugs))
     .map((r) => r.slug);
 }
 
