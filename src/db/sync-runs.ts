@@ -1,4 +1,4 @@
-import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, ne, sql, type SQL } from 'drizzle-orm';
 import { writeTransaction, type Db } from './connection.js';
 import { syncRuns, workerState, type SyncRunRow } from './schema.js';
 
@@ -42,10 +42,15 @@ export function closeAbandonedRuns(db: Db, host: string, isAlive: (pid: number) 
 
 /** The last successful run that read the CMS (a reindex does not). */
 export function lastSuccessfulCmsRun(db: Db): SyncRunRow | undefined {
+  return lastCmsRun(db, eq(syncRuns.status, 'succeeded'));
+}
+
+/** The newest full or incremental run that meets the condition. */
+function lastCmsRun(db: Db, condition: SQL): SyncRunRow | undefined {
   return db
     .select()
     .from(syncRuns)
-    .where(and(eq(syncRuns.status, 'succeeded'), sql`${syncRuns.kind} IN ('full', 'incremental')`))
+    .where(and(condition, sql`${syncRuns.kind} IN ('full', 'incremental')`))
     .orderBy(desc(syncRuns.id))
     .limit(1)
     .get();
@@ -76,13 +81,7 @@ export function setWorkerState(db: Db, key: string, value: string | undefined, n
  * sync from /health and the alerts.
  */
 export function lastFinishedCmsRun(db: Db): SyncRunRow | undefined {
-  return db
-    .select()
-    .from(syncRuns)
-    .where(and(ne(syncRuns.status, 'running'), sql`${syncRuns.kind} IN ('full', 'incremental')`))
-    .orderBy(desc(syncRuns.id))
-    .limit(1)
-    .get();
+  return lastCmsRun(db, ne(syncRuns.status, 'running'));
 }
 
 /**

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoDatabase } from '../../src/demo/demo-files.js';
+import { watchChild, type WatchedChild } from '../support/child-output.js';
 import { projectRoot } from '../../src/paths.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 
@@ -33,12 +34,8 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) dir.cleanup();
 });
 
-interface Run {
+interface Run extends WatchedChild {
   demo: ChildProcess;
-  out: () => string;
-  err: () => string;
-  /** The exit code, or 'still running' if the demo has not exited within the time given. */
-  exit: (withinMs: number) => Promise<number | null | 'still running'>;
 }
 
 function runDemo(env: Record<string, string>, cwd: string): Run {
@@ -49,21 +46,7 @@ function runDemo(env: Record<string, string>, cwd: string): Run {
     detached: true,
   });
   demos.push(demo);
-  let out = '';
-  let err = '';
-  demo.stdout!.on('data', (d: Buffer) => (out += d));
-  demo.stderr!.on('data', (d: Buffer) => (err += d));
-  const exited = new Promise<number | null>((resolve) => demo.once('exit', (code) => resolve(code)));
-  return {
-    demo,
-    out: () => out,
-    err: () => err,
-    exit: (withinMs) => {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), withinMs)));
-      return Promise.race([exited, late]).finally(() => clearTimeout(timer));
-    },
-  };
+  return { demo, ...watchChild(demo) };
 }
 
 async function until(run: Run, text: string): Promise<void> {

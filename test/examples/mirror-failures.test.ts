@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { watchChild, type WatchedChild } from '../support/child-output.js';
 import { projectRoot } from '../../src/paths.js';
 import { article, section, startFeedHarness, type FeedHarness } from '../support/feed-harness.js';
 import { tempDir } from '../support/snapshot-fixture.js';
@@ -38,12 +39,8 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-interface Run {
+interface Run extends WatchedChild {
   child: ChildProcess;
-  out: () => string;
-  err: () => string;
-  /** The exit code, or 'still running' if the mirror has not exited within the time given. */
-  exit: (withinMs: number) => Promise<number | null | 'still running'>;
 }
 
 function runMirror(args: string[]): Run {
@@ -52,21 +49,7 @@ function runMirror(args: string[]): Run {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d));
-  child.stderr!.on('data', (d: Buffer) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child,
-    out: () => out,
-    err: () => err,
-    exit: (withinMs) => {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), withinMs)));
-      return Promise.race([exited, late]).finally(() => clearTimeout(timer));
-    },
-  };
+  return { child, ...watchChild(child) };
 }
 
 const lines = (text: string) => text.trim().split('\n');
