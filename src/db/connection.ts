@@ -58,9 +58,9 @@ export class SnapshotMissingError extends Error {
 /**
  * Refuses a file that is not a snapshot, so that DATABASE_PATH pointing at the keys database
  * (or anything else) fails with a message instead of being migrated into a hybrid that
- * neither the keys CLI nor the API can use. A snapshot has only snapshot migrations applied
- * (an older one fewer of them); a new one has no tables at all. The mirror image of
- * assertKeysDatabase (keys-connection.ts).
+ * neither the keys CLI nor the API can use. A snapshot has snapshot migrations applied (an
+ * older one fewer of them, a newer one more); a new one has no tables at all. Used by the
+ * worker (before writing) and the API (before reading).
  */
 export function assertSnapshot(sqlite: Database.Database): void {
   const tables = sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
@@ -69,7 +69,10 @@ export function assertSnapshot(sqlite: Database.Database): void {
   const applied = tables.includes('__drizzle_migrations')
     ? (sqlite.prepare('SELECT hash FROM __drizzle_migrations').pluck().all() as string[])
     : [];
-  if (applied.length === 0 || applied.some((hash) => !known.has(hash))) {
+  // Migrations this version does not know as well as ones it does: a newer version's snapshot
+  // (a rolling upgrade whose worker went first, or a rollback), which is read and written as
+  // before. None it knows: another database altogether.
+  if (!applied.some((hash) => known.has(hash))) {
     // No path here: the API shows this reason on /health, which needs no key; the worker's
     // one line names the path (sync/snapshot-failure.ts).
     throw new NotASnapshotError(

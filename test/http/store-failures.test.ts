@@ -178,6 +178,20 @@ describe('another database at DATABASE_PATH', () => {
   });
 });
 
+describe('a database whose schema is newer than the code', () => {
+  it('is served as before (a rolling upgrade whose worker went first, or a rollback)', async () => {
+    const path = dir.path('newer.db');
+    const key = goodSnapshot(path);
+    const newer = new Database(path);
+    newer.exec('CREATE TABLE future_thing (x)');
+    newer.prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)').run('f'.repeat(64), Date.now() + 1e9);
+    newer.close();
+    const api = await start(path);
+    await expectAvailable(api, key);
+    expect((await api.request.get('/health')).status).toBe(200);
+  });
+});
+
 describe('a database whose schema is older than the code', () => {
   it('gives 503 with only the first migration applied, then 503 until synced, then 200', async () => {
     const path = dir.path('first-migration.db');
@@ -298,16 +312,16 @@ describe('a locked database', () => {
   it('waits for a lock up to DATABASE_BUSY_TIMEOUT_MS: refused past it, answered within it', async () => {
     const path = dir.path('held.db');
     const key = goodSnapshot(path);
-    // Another process holds the lock for a second; the wait blocks this whole process (SQLite
-    // waits synchronously), so only another process can let go meanwhile.
-    const short = await start(path); // 200 ms: shorter than the hold
-    let holder = await holdLock(path, 1_000);
+    // Another process holds the lock for two seconds; the wait blocks this whole process
+    // (SQLite waits synchronously), so only another process can let go meanwhile.
+    const short = await start(path); // 200 ms: far shorter than the hold
+    let holder = await holdLock(path, 2_000);
     expectError(await short.request.get('/api/v1/articles').set('X-API-Key', key), 503, 'service_unavailable');
     await holder.released;
 
     const patient = await startApi({ databasePath: path, clock, busyTimeoutMs: 10 * 60_000 }); // longer than the test
     started.push(patient);
-    holder = await holdLock(path, 1_000);
+    holder = await holdLock(path, 2_000);
     const waited = await patient.request.get('/api/v1/articles').set('X-API-Key', key);
     expect(waited.status, waited.text).toBe(200);
     await holder.released;
