@@ -1,16 +1,16 @@
 import { writeTransaction, type Db } from '../src/db/connection.js';
-import { newVersionWithoutChange } from '../src/db/snapshot-write.js';
+import { markAllChanged } from '../src/db/snapshot-write.js';
 import { rebuildIndex } from '../src/search/sqlite-index.js';
 
 /**
  * Rebuilds the embedded full-text index from the articles table, in one transaction: after a
  * change to how text is segmented, or to repair an index, without calling the CMS.
  */
-export function rebuildEmbeddedIndex(db: Db): number {
+export function rebuildEmbeddedIndex(db: Db, nowIso: string): number {
   return writeTransaction(db, () => {
     // Readers cache search results per content version: a rebuilt index is a new version, or a
     // running API would keep serving what it ranked from the old (perhaps broken) index.
-    newVersionWithoutChange(db);
+    markAllChanged(db, nowIso);
     return rebuildIndex(db);
   });
 }

@@ -213,7 +213,7 @@ async function updateSearchIndex(
 }
 
 async function reindex(deps: SyncDeps, log: Logger): Promise<void> {
-  const documents = rebuildEmbeddedIndex(deps.db);
+  const documents = rebuildEmbeddedIndex(deps.db, formatUtcSeconds(deps.clock()));
   log.info({ documents }, 'embedded search index rebuilt');
   if (deps.indexer) {
     const { documents: sent } = await deps.indexer.rebuild(deps.db, deps.signal);

@@ -200,10 +200,11 @@ export function markLocaleSynced(db: Db, locale: Locale, nowIso: string, changed
 }
 
 /**
- * A new content version for every locale without a sync (the search index was rebuilt):
- * readers drop what they cached from the old index. changed_at (Last-Modified) and synced_at
- * stay: what partners read did not change, so their If-Modified-Since still gets a 304.
+ * Marks every locale's content as changed without a sync (the search index was rebuilt):
+ * readers drop what they cached from the old index, and Last-Modified moves, since search
+ * results may differ (a repaired index); lists revalidate once, with the same bytes and ETag.
+ * synced_at stays: the CMS was not read.
  */
-export function newVersionWithoutChange(db: Db): void {
-  db.$client.prepare('UPDATE snapshot_state SET version = version + 1').run();
+export function markAllChanged(db: Db, nowIso: string): void {
+  db.$client.prepare('UPDATE snapshot_state SET version = version + 1, changed_at = ?').run(nowIso);
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, ne, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, ne, sql } from 'drizzle-orm';
 import { writeTransaction, type Db } from './connection.js';
 import { syncRuns, workerState, type SyncRunRow } from './schema.js';
 
@@ -42,15 +42,10 @@ export function closeAbandonedRuns(db: Db, host: string, isAlive: (pid: number) 
 
 /** The last successful run that read the CMS (a reindex does not). */
 export function lastSuccessfulCmsRun(db: Db): SyncRunRow | undefined {
-  return lastCmsRun(db, eq(syncRuns.status, 'succeeded'));
-}
-
-/** The newest full or incremental run that meets the condition. */
-function lastCmsRun(db: Db, condition: SQL): SyncRunRow | undefined {
   return db
     .select()
     .from(syncRuns)
-    .where(and(condition, sql`${syncRuns.kind} IN ('full', 'incremental')`))
+    .where(and(eq(syncRuns.status, 'succeeded'), sql`${syncRuns.kind} IN ('full', 'incremental')`))
     .orderBy(desc(syncRuns.id))
     .limit(1)
     .get();
@@ -76,12 +71,18 @@ export function setWorkerState(db: Db, key: string, value: string | undefined, n
 }
 
 /**
- * The last run from the CMS (full or incremental) that ended, whatever its result: whether
- * content is still coming in. A --reindex reads no CMS, so its success cannot hide a failing
- * sync from /health and the alerts.
+ * The last run that ended, whatever its kind and result, but a successful --reindex: one
+ * reads no CMS, so it cannot vouch that content is still coming in, nor hide a failing sync
+ * from /health and the alerts. A failed one is a failure like any other.
  */
-export function lastFinishedCmsRun(db: Db): SyncRunRow | undefined {
-  return lastCmsRun(db, ne(syncRuns.status, 'running'));
+export function lastAttempt(db: Db): SyncRunRow | undefined {
+  return db
+    .select()
+    .from(syncRuns)
+    .where(and(ne(syncRuns.status, 'running'), sql`NOT (${syncRuns.kind} = 'reindex' AND ${syncRuns.status} = 'succeeded')`))
+    .orderBy(desc(syncRuns.id))
+    .limit(1)
+    .get();
 }
 
 /**

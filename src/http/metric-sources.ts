@@ -1,5 +1,5 @@
 import type { SnapshotStore } from '../db/snapshot-store.js';
-import { lastFinishedCmsRun, lastSuccessfulCmsRun } from '../db/sync-runs.js';
+import { lastAttempt, lastSuccessfulCmsRun } from '../db/sync-runs.js';
 import { statsOf, type ApiMetricSources, type CacheStats, type SearchStats } from '../observability/api-metrics.js';
 import type { SearchEngine } from '../search/engine.js';
 import { parseIsoToMs, type Clock } from '../time.js';
@@ -32,7 +32,7 @@ export function metricSources(
     sync: () =>
       read((db) => {
         const success = lastSuccessfulCmsRun(db);
-        const attempt = lastFinishedCmsRun(db);
+        const attempt = lastAttempt(db);
         if (!success && !attempt) return undefined;
         return {
           lastSuccessAt: success?.finishedAt ? parseIsoToMs(success.finishedAt) : undefined,

@@ -152,7 +152,7 @@ export const healthSchema = z
         .object({ kind: z.string(), finished_at: timestamp, age_seconds: z.number().int() })
         .nullable()
         .meta({ description: 'The last successful sync from the CMS.' }),
-      last_attempt: syncRunSchema.nullable().meta({ description: 'The last sync from the CMS (full or incremental) that ended, whatever its result; a --reindex is not one.' }),
+      last_attempt: syncRunSchema.nullable().meta({ description: 'The last run that ended, of any kind and result, but a successful --reindex (which reads no CMS).' }),
       last_failure: syncRunSchema.nullable().meta({ description: 'The last failed run, if any (among the last 10,000).' }),
     }).optional(),
     search: z.object({

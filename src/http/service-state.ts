@@ -1,6 +1,6 @@
 import { snapshotStates } from '../db/content.js';
 import type { Db } from '../db/connection.js';
-import { lastFailedRun, lastFinishedCmsRun, lastSuccessfulCmsRun } from '../db/sync-runs.js';
+import { lastFailedRun, lastAttempt, lastSuccessfulCmsRun } from '../db/sync-runs.js';
 import type { SyncRunRow } from '../db/schema.js';
 import { parseIsoToMs } from '../time.js';
 import type { Health } from './response-schemas.js';
@@ -62,7 +62,7 @@ export function snapshotHealth(db: Db, now: number, maxAgeSeconds: number): Snap
   if (states.length === 0) return undefined;
   // The last time content came from the CMS: a --reindex does not make it fresher.
   const success = lastSuccessfulCmsRun(db);
-  const attempt = lastFinishedCmsRun(db);
+  const attempt = lastAttempt(db);
   const failure = lastFailedRun(db);
   const locales = Object.fromEntries(
     states.map((s) => [s.locale, { synced_at: s.syncedAt, age_seconds: ageSeconds(s.syncedAt, now), changed_at: s.changedAt }]),
