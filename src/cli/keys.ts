@@ -23,8 +23,17 @@ import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine
 // wanted: the rest is dropped and the exit code stays 0, as for any Unix filter. Any other
 // failure (a full disk) is one line and exit 1, since the printed key or result never arrived.
 let stdoutGone = false;
+/** A key created by this command, shown once and nowhere else: if its line is lost, say so. */
+let shownOnce: { id: number; partner: string } | undefined;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   stdoutGone = true;
+  if (shownOnce) {
+    process.stderr.write(
+      `the new key ${shownOnce.id} (${shownOnce.partner}) could not be shown (${error.code ?? error.message}); it is not stored anywhere readable: revoke it ("npm run keys -- revoke ${shownOnce.id}") and create another\n`,
+    );
+    process.exitCode = 1;
+    return;
+  }
   if (error.code === 'EPIPE') return;
   process.stderr.write(`cannot write the output (${error.code ?? error.message}): the command's changes, if any, are saved; "npm run keys -- list" shows them\n`);
   process.exitCode = 1;
@@ -96,6 +105,7 @@ function program(): Command {
       const rateLimitPerMinute = options.rate === undefined ? null : parseRate(options.rate);
       const { db } = open(options.create);
       const created = createKey(db, partner, systemClock, { expiresInMs, rateLimitPerMinute });
+      shownOnce = created;
       print(options.json, created, () => createdLines(created));
     });
 
@@ -131,6 +141,7 @@ function program(): Command {
       const overlapMs = parseDuration(options.overlap, '--overlap', { allowZero: true });
       const expiresInMs = options.expiresIn === undefined ? undefined : parseDuration(options.expiresIn, '--expires-in');
       const { old, created } = rotateKey(open().db, id, systemClock, { overlapMs, expiresInMs });
+      shownOnce = created;
       print(options.json, { old, created }, () => rotatedLines(old, created));
     });
 

@@ -44,7 +44,7 @@ export function assertDemoOwns(paths: string[], show: (path: string) => string):
     if (existsSync(path)) {
       if (!isDemoDatabase(path)) {
         throw new UsageError(
-          `${show(path)} exists and is not a database the demo created, and the demo deletes only its own: set DEMO_DATABASE_PATH to a new file in another folder, or move that file away`,
+          `${show(path)} exists and is not a database the demo created, and the demo deletes only its own: set DEMO_DATABASE_PATH to a new file in another folder, or move that file away (a demo database from before the demo stamped its files is one: delete it, with its -wal and -shm files)`,
         );
       }
       continue;

@@ -35,7 +35,7 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFracti
 const line = (label: string, r: LoadResult, ref?: LoadResult) =>
   `  ${label.padEnd(34)} ${fmt(r.rps).padStart(8)} req/s   p50 ${fmt(r.p50, 1).padStart(6)} ms   p99 ${fmt(r.p99, 1).padStart(7)} ms` +
   (ref ? `   ${fmt((100 * r.rps) / ref.rps, 1).padStart(5)}% of bare node:http` : '') +
-  (r.errors ? `   ${r.errors} errors` : '');
+  (r.errors ? `   ${r.errors} errors ${JSON.stringify(r.statuses)}` : '');
 
 function syncLines(sync: SyncFigures): string[] {
   return [

@@ -49,15 +49,27 @@ describe('keys commands whose reader closes stdout early', () => {
   const commands: [string, () => string[]][] = [
     ['list', () => ['list']],
     ['list --json', () => ['list', '--json']],
-    ['create', () => ['create', '--partner', 'Quiet Partner']],
     ['set-rate', () => ['set-rate', String(first.id), '600']],
-    ['rotate', () => ['rotate', String(first.id), '--overlap', '1d']],
     ['revoke', () => ['revoke', String(first.id)]],
     ['init', () => ['init']],
     ['backup', () => ['backup', dir.path('backup.db')]],
     ['restore', () => ['restore', dir.path('backup.db')]],
     ['--help', () => ['--help']],
   ];
+  // create and rotate first: revoke (below) revokes the first key, which rotate needs live.
+  const showingANewKey: [string, () => string[], RegExp][] = [
+    ['create', () => ['create', '--partner', 'Quiet Partner'], /^the new key (\d+) \(Quiet Partner\) could not be shown/],
+    ['rotate', () => ['rotate', String(first.id), '--overlap', '1d'], /^the new key (\d+) \(First Partner\) could not be shown/],
+  ];
+  for (const [name, args, line] of showingANewKey) {
+    it(`${name} with stdout closed before it prints the new key says so in one line (revoke it, create another), exit 1`, async () => {
+      const result = await runCli(args(), keysPath, env, { closeStdout: 'at-start' });
+      const said = expectOneLineFailure(result);
+      expect(said).toMatch(line);
+      expect(said).toContain(`revoke ${line.exec(said)![1]}`);
+    });
+  }
+
   for (const [name, args] of commands) {
     it(`${name} with stdout closed before it prints exits 0 with nothing on stderr`, async () => {
       const result = await runCli(args(), keysPath, env, { closeStdout: 'at-start' });

@@ -64,7 +64,7 @@ function fingerprint(files: string[]): Array<[string, number] | 'missing'> {
 }
 
 const NOT_OWN =
-  'exists and is not a database the demo created, and the demo deletes only its own: set DEMO_DATABASE_PATH to a new file in another folder, or move that file away';
+  'exists and is not a database the demo created, and the demo deletes only its own: set DEMO_DATABASE_PATH to a new file in another folder, or move that file away (a demo database from before the demo stamped its files is one: delete it, with its -wal and -shm files)';
 
 async function takePort(): Promise<number> {
   blocker = createServer();
