@@ -275,8 +275,11 @@ const apiSchema = z.object({
     // One message for both forms: a union reports its last member's (a bare regex pattern).
     z
       .string()
-      .refine((v) => httpUrl.safeParse(v).success || /^\/[^\s?#]*$/.test(v), {
-        error: 'must be an http:// or https:// address (https://api.example.com) or a path starting with / (/syndication)',
+      // No query or fragment in either form: OpenAPI's servers.url is a base that paths are
+      // appended to, so `https://a.com/x?y=1` would give partners `https://a.com/x?y=1/api/v1/...`.
+      .refine((v) => (httpUrl.safeParse(v).success && !/[?#]/.test(v)) || /^\/[^\s?#]*$/.test(v), {
+        error:
+          'must be an http:// or https:// address (https://api.example.com) or a path starting with / (/syndication), without ? or #',
       })
       .transform((v) => (v.startsWith('/') ? v : httpUrl.parse(v))),
   ).default('/'),

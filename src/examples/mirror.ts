@@ -118,9 +118,10 @@ function readKey(path: string): string {
 
 function seconds(value: string): number {
   const parsed = Number(value);
+  // Whole seconds from 1: a fraction such as 0.001 would poll in a near-tight loop. And
   // setTimeout fires at once past about 24 days, so a day is the most an interval can be.
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(value) || parsed <= 0 || parsed > 86_400) {
-    throw new InvalidArgumentError('It needs a number of seconds above 0 and at most 86400, e.g. 300.');
+  if (!/^[0-9]+$/.test(value) || parsed < 1 || parsed > 86_400) {
+    throw new InvalidArgumentError('It needs a whole number of seconds from 1 to 86400, e.g. 300.');
   }
   return parsed;
 }

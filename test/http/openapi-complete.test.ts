@@ -112,9 +112,13 @@ describe('the OpenAPI document', () => {
     expect(loadApiConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
     expect(loadApiConfig({ PUBLIC_BASE_URL: '/syndication' }).publicBaseUrl).toBe('/syndication');
     expect(() => loadApiConfig({ PUBLIC_BASE_URL: 'ftp://x' })).toThrow(/PUBLIC_BASE_URL/);
+    // A query or fragment would end up in the middle of every documented address.
+    for (const v of ['https://a.com/x?y=1', 'https://a.com/#top', '/syndication?x=1']) {
+      expect(() => loadApiConfig({ PUBLIC_BASE_URL: v }), v).toThrow(/without \? or #/);
+    }
     // A host without a scheme: the message names both forms, not a regular expression.
     expect(() => loadApiConfig({ PUBLIC_BASE_URL: 'api.example.com' })).toThrow(
-      'PUBLIC_BASE_URL must be an http:// or https:// address (https://api.example.com) or a path starting with / (/syndication)',
+      'PUBLIC_BASE_URL must be an http:// or https:// address (https://api.example.com) or a path starting with / (/syndication), without ? or #',
     );
   });
 
