@@ -57,6 +57,9 @@ function fail(failure: Failure): never {
  * backoff and full jitter (honouring Retry-After), a total retry budget, per-attempt timeouts,
  * same-origin redirects only, and a bound on the response size. Every failure is a CmsError.
  */
+const MIN_REDACTED_LENGTH = 12;
+const WITHHELD = "the CMS's message is withheld: it contains the CMS credentials";
+
 export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClient {
   const base = new URL(options.baseUrl);
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -76,9 +79,14 @@ export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClien
   const now = options.now ?? Date.now;
   const secrets = [options.token, password].filter((s): s is string => !!s);
 
-  // Belt and braces: no cause text, whatever produced it, may carry a secret.
+  // Belt and braces: no cause text, whatever produced it, may carry a secret. A short secret
+  // (a test CMS's "secret", say) would also match ordinary words of the CMS's message and
+  // leave it garbled ("missing or [redacted] bearer token"), so such a text is withheld whole.
   const redact = (text: string): string =>
-    secrets.reduce((t, secret) => t.split(secret).join('[redacted]'), text);
+    secrets.reduce((t, secret) => {
+      if (!t.includes(secret)) return t;
+      return secret.length < MIN_REDACTED_LENGTH ? WITHHELD : t.split(secret).join('[redacted]');
+    }, text);
 
   const toError = (request: string, failure: Failure, attempts: number): CmsError =>
     new CmsError({ ...failure, cause: redact(failure.cause), request, attempts });

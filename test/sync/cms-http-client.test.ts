@@ -299,6 +299,16 @@ describe('CMS HTTP client: secrets and aborts', () => {
     expect(error.message).toContain('bad token [redacted]');
   });
 
+  it('withholds a CMS message holding a short token whole, instead of cutting words out of it', async () => {
+    // "invalid" as the token: cutting it out would garble the message into nonsense.
+    cms.failNext(1, { status: 401, body: '{"error":{"message":"missing or invalid bearer token"}}' });
+    const { http } = client({ token: 'invalid', maxAttempts: 1 });
+    const error = await failure(http.getJson(PAGE));
+    expect(error.message).not.toContain('invalid');
+    expect(error.message).not.toContain('[redacted]');
+    expect(error.message).toContain("the CMS's message is withheld: it contains the CMS credentials");
+  });
+
   it('keeps credentials of the base URL out of error messages', async () => {
     await cms.setDown(true);
     const { http } = client({ baseUrl: cms.url.replace('http://', 'http://editor:hunter2@'), token: undefined, maxAttempts: 1 });
