@@ -14,11 +14,13 @@ import { cpuMsOf, dist, freePort, portFromStdout, startNode, stop, waitForHttp }
  * costs. Request logging stays on (LOG_LEVEL=info; the lines go to /dev/null).
  */
 
-export type Measured = LoadResult & { cpuUsPerRequest: number };
+export type Measured = LoadResult & { cpuUsPerRequest: number; tool: string };
 
 export interface FastPathFigures {
   rounds: number;
   pinned: boolean;
+  /** What generated the load: wrk, or the built-in generator when wrk is missing. */
+  tool: string;
   /** Medians over the rounds of each round's own ratios (measured minutes apart at most). */
   ratios: { listRps: number; listCpu: number; detailRps: number; detailCpu: number; limiterCpu: number; limiterRps: number };
   bareHttp: Measured;
@@ -99,6 +101,7 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
     return {
       rounds: ROUNDS,
       pinned: taskset !== null,
+      tool: runs.bareHttp[0]!.tool,
       ratios: {
         listRps: ratio((i) => l[i]!.rps / b[i]!.rps),
         listCpu: ratio((i) => b[i]!.cpuUsPerRequest / l[i]!.cpuUsPerRequest),

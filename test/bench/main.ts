@@ -72,7 +72,7 @@ function fastLines(fast: FastPathFigures): string[] {
   const r = fast.ratios;
   return [
     '',
-    `Cached fast path (${fast.rounds} rounds, median figures; servers ${fast.pinned ? 'on core 0, wrk on core 1' : 'not pinned'}; request logging on)`,
+    `Cached fast path (${fast.rounds} rounds, median figures; servers ${fast.pinned ? `on core 0, ${fast.tool} on core 1` : 'not pinned'}; request logging on)`,
     line('bare node:http', fast.bareHttp) + cpu(fast.bareHttp),
     line('list, repeated, rate limiter on', fast.list) + cpu(fast.list),
     line('list, repeated, rate limiting off', fast.listNoLimit) + cpu(fast.listNoLimit),
