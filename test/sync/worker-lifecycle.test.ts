@@ -178,7 +178,8 @@ describe('recording CMS webhooks', () => {
     }
     await waitFor(() => idle(), { what: 'the run requested while locked to end' });
     expect(worker.child.exitCode).toBeNull();
-    expect(worker.stdout).toMatch(/could not record the last CMS webhook/);
+    // Log lines reach stdout asynchronously (one write per turn, on libuv's threads): wait for it.
+    await worker.waitForStdout(/could not record the last CMS webhook/, 10_000);
 
     const next = await signed(JSON.stringify({ event: 'article.updated', n: 2 }));
     expect(next.status).toBe(202);
