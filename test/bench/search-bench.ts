@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import Database from 'better-sqlite3';
+import { openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import { load, type LoadResult } from './load.js';
@@ -93,7 +94,10 @@ const hasTaskset = () => {
 function startPinnedApi(env: Record<string, string>, pinned: boolean): ChildProcess {
   const node = [process.execPath, dist('src/server.js')];
   const [cmd, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
-  return spawn(cmd!, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // BENCH_API_LOG=file keeps the API's request log (one line per request, with its q and
+  // responseTime), to find which queries made a phase's tail.
+  const log = process.env.BENCH_API_LOG ? openSync(process.env.BENCH_API_LOG, 'a') : 'ignore';
+  return spawn(cmd!, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', log, 'pipe'] });
 }
 
 export async function benchSearch(databasePath: string, totalEn: number): Promise<SearchFigures> {
