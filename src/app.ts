@@ -20,6 +20,7 @@ import { KeyVerifier } from './keys/verifier.js';
 import type { ApiMetrics } from './observability/api-metrics.js';
 import type { Logger } from './logger.js';
 import type { SearchEngine } from './search/engine.js';
+import { LOCALES } from './locale.js';
 import { systemClock, type Clock } from './time.js';
 
 export interface AppDeps {
@@ -49,7 +50,15 @@ export interface AppDeps {
 }
 
 /** The listener, and the parts other modules report on (metrics). */
-export type App = RequestListener & { limiter: RateLimiter };
+export type App = RequestListener & {
+  limiter: RateLimiter;
+  /**
+   * Builds the views of every locale now (about 0.4 s for 100,000 articles), so that it is not
+   * the first partners' requests after a start that wait for them. Quiet when the snapshot is
+   * missing or a locale not synced yet: the store logs the first, a request answers either.
+   */
+  warm(): void;
+};
 
 /**
  * Builds the API as a request listener; never listens (src/server.ts does, tests pass it to
@@ -59,7 +68,9 @@ export type App = RequestListener & { limiter: RateLimiter };
  */
 export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
-  const catalog = new Catalog();
+  const catalog = new Catalog((locale, version, ms) =>
+    deps.logger.debug({ locale, version, ms }, `built the view of ${locale} (content version ${version}) in ${ms} ms`),
+  );
   const cache = deps.responseCache ?? new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
   const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 1, ...deps.rateLimit, processes: deps.processes ?? 1 });
   const keyCheck: KeyCheckDeps = { store: deps.store, keysStore: deps.keysStore, keys: new KeyVerifier(clock), limiter, clock };
@@ -94,7 +105,16 @@ export function createApp(deps: AppDeps): App {
       app(req, res);
     }
   };
-  return Object.assign(listener, { limiter });
+  const warm = () => {
+    for (const locale of LOCALES) {
+      try {
+        catalog.view(deps.store.session(), locale);
+      } catch {
+        // See App.warm: a request will say what is wrong.
+      }
+    }
+  };
+  return Object.assign(listener, { limiter, warm });
 }
 
 function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {

@@ -9,13 +9,21 @@ import { LocaleView } from './locale-view.js';
  * is rebuilt only when its locale's content version moved.
  */
 export class Catalog {
-  private readonly views = new LocaleVersions<LocaleView>((session, locale, state) =>
-    // Read the state again inside the transaction: the view must match the rows it indexes.
-    consistentRead(session.db, () => {
-      const fresh = snapshotStates(session.db).find((s) => s.locale === locale) ?? state;
-      return LocaleView.build(session.db, { ...fresh, locale });
-    }),
-  );
+  private readonly views: LocaleVersions<LocaleView>;
+
+  /** `built` hears of each view built: its locale, content version and the milliseconds it took. */
+  constructor(built?: (locale: Locale, version: number, ms: number) => void) {
+    this.views = new LocaleVersions<LocaleView>((session, locale, state) => {
+      const started = performance.now();
+      // Read the state again inside the transaction: the view must match the rows it indexes.
+      const view = consistentRead(session.db, () => {
+        const fresh = snapshotStates(session.db).find((s) => s.locale === locale) ?? state;
+        return LocaleView.build(session.db, { ...fresh, locale });
+      });
+      built?.(locale, view.version, Math.round(performance.now() - started));
+      return view;
+    });
+  }
 
   view(session: StoreSession, locale: Locale): LocaleView {
     return this.views.get(session, locale);

@@ -39,6 +39,10 @@ export class AdmittedEngine implements SearchEngine {
     return this.inner.close();
   }
 
+  start(): void {
+    this.inner.start?.();
+  }
+
   /** Admission figures (in_flight, queued, refused_*), then the engine's own. */
   stats(): Record<string, number> {
     return { ...this.admission.stats(), ...(this.inner.stats?.() ?? {}) };

@@ -76,4 +76,10 @@ export interface SearchEngine {
   close(): Promise<void>;
   /** Plain numbers for metrics (admission, pool, caches); engines without any may omit it. */
   stats?(): Record<string, number>;
+  /**
+   * Starts, ahead of the first search, what the engine runs on (the embedded engine's threads
+   * and their views of the snapshot), so that the first partners' searches after a start do not
+   * each pay about a second for it. Engines with nothing to start omit it.
+   */
+  start?(): void;
 }

@@ -59,6 +59,27 @@ const alive = (pid: number) => {
   }
 };
 
+describe('at start, before any request', () => {
+  it('builds its views of both locales before it listens, and starts its search threads, which build theirs', async () => {
+    const api = await spawnApi({ DATABASE_PATH: dbPath, LOG_LEVEL: 'debug', SEARCH_WORKERS: '2' });
+    const messages = () => api.logs().map((l) => String(l.msg));
+    // The API's own views: built before the port opened, so no partner waits for them.
+    const listening = messages().findIndex((m) => m.startsWith('API listening'));
+    const views = messages().flatMap((m, i) => (m.startsWith('built the view of') ? [i] : []));
+    expect(views).toHaveLength(2);
+    expect(views.every((i) => i < listening)).toBe(true);
+    // The search threads', in the background.
+    const built = () =>
+      api
+        .logs()
+        .filter((l) => typeof l.msg === 'string' && l.msg.startsWith('search thread built its view'))
+        .map((l) => `${l.thread as number}:${l.locale as string}`)
+        .sort();
+    await expect.poll(built, { timeout: 20_000 }).toEqual(['0:en', '0:zh', '1:en', '1:zh']);
+    expect(api.logs().some((l) => l.req !== undefined)).toBe(false);
+  });
+});
+
 describe('SIGTERM under keep-alive load', () => {
   it('answers every request, closes every connection cleanly (no reset) and exits 0', async () => {
     const { key } = addKey(dbPath, 'Load Partner');

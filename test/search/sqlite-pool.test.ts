@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import type { Worker } from 'node:worker_threads';
 import type { StoreSession } from '../../src/db/snapshot-store.js';
@@ -61,6 +61,59 @@ describe('search threads follow the snapshot', () => {
     }
     expect(await search('kestrel')).toEqual([]);
     expect(pooled.engine().stats().threads).toBe(1);
+  });
+});
+
+describe('search threads started ahead of the first search', () => {
+  const dir = tempDir('sqlite-pool-start-');
+  const dbPath = dir.path('snapshot.db');
+  let engine: PooledSqliteEngine | undefined;
+  const builtViews = (lines: string[]) =>
+    lines
+      .map((l) => JSON.parse(l) as { msg: string; thread: number; locale: string; version: number })
+      .filter((l) => l.msg.startsWith('search thread built its view'));
+
+  beforeAll(() => {
+    buildSnapshot(dbPath, {
+      sections: [rawSection({ slug: 'fiber', name: 'Fiber', position: 1 }), { ...rawSection({ slug: 'fiber', name: 'Fiber', position: 1 }), locale: 'zh' }],
+      articles: [rawArticle({ slug: 'heron-one', title: 'Heron optics one', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
+    });
+  });
+  afterEach(async () => {
+    await engine?.close();
+    engine = undefined;
+  });
+  afterAll(() => dir.cleanup());
+
+  it('start() starts every thread, and each builds its views of both locales, before any search', async () => {
+    const { logger, lines } = memoryLogger('debug');
+    engine = new PooledSqliteEngine(2, { ...setup(dbPath), logLevel: 'debug' }, logger);
+    expect(engine.stats().threads).toBe(0);
+    engine.start();
+    expect(engine.stats().threads).toBe(2);
+    await expect
+      .poll(() => builtViews(lines).map((l) => `${l.thread}:${l.locale}`).sort(), { timeout: 15_000 })
+      .toEqual(['0:en', '0:zh', '1:en', '1:zh']);
+  });
+
+  it('an idle thread rebuilds its views when a sync commits, without waiting for a search', async () => {
+    const { logger, lines } = memoryLogger('debug');
+    engine = new PooledSqliteEngine(1, { ...setup(dbPath), logLevel: 'debug', refreshMs: 50 }, logger);
+    engine.start();
+    await expect.poll(() => builtViews(lines).length, { timeout: 15_000 }).toBe(2);
+    const before = builtViews(lines).find((l) => l.locale === 'en')!.version;
+
+    const db = openWriter(dbPath, { busyTimeoutMs: 5_000 });
+    try {
+      db.$client.prepare(`UPDATE snapshot_state SET version = version + 1 WHERE locale = 'en'`).run();
+    } finally {
+      db.$client.close();
+    }
+    // No search is sent: only the thread's own refresh can build this view.
+    await expect
+      .poll(() => builtViews(lines).filter((l) => l.locale === 'en').map((l) => l.version), { timeout: 15_000 })
+      .toEqual([before, before + 1]);
+    expect(engine.stats().threads).toBe(1);
   });
 });
 

@@ -32,6 +32,10 @@ export class PooledSqliteEngine implements SearchEngine {
     return this.pool.close();
   }
 
+  start(): void {
+    this.pool.start();
+  }
+
   stats(): Record<string, number> {
     const s = this.pool.stats();
     return {

@@ -9,6 +9,11 @@ export interface WorkerSetup {
   /** Niceness the thread gives itself (0: none). */
   nice: number;
   logLevel: string;
+  /**
+   * How often an idle thread looks for a new snapshot version and rebuilds its views, so that
+   * the first search after a sync does not wait for that (default 1000 ms).
+   */
+  refreshMs?: number;
 }
 
 /** One search, as posted to a thread: plain data only (functions cannot cross threads). */

@@ -83,9 +83,17 @@ export class ExposureTable {
 
 /** One ExposureTable per locale, rebuilt when the locale's content version moved, as the API's Catalog does. */
 export class SnapshotViews {
-  private readonly tables = new LocaleVersions<ExposureTable>((session, locale, state) =>
-    ExposureTable.build(session, locale, state.version),
-  );
+  private readonly tables: LocaleVersions<ExposureTable>;
+
+  /** `built` hears of each view built: its locale, content version and the milliseconds it took. */
+  constructor(built?: (locale: Locale, version: number, ms: number) => void) {
+    this.tables = new LocaleVersions<ExposureTable>((session, locale, state) => {
+      const started = performance.now();
+      const table = ExposureTable.build(session, locale, state.version);
+      built?.(locale, state.version, Math.round(performance.now() - started));
+      return table;
+    });
+  }
 
   table(session: StoreSession, locale: Locale): ExposureTable {
     return this.tables.get(session, locale);

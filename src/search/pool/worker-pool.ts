@@ -29,7 +29,8 @@ const NO_CACHE: CacheStats = { hits: 0, misses: 0, bytes: 0, entries: 0 };
 /**
  * A fixed number of search threads, each running one search at a time. A search whose signal
  * aborts (its time budget passed) is stopped for real: its thread is terminated and a fresh
- * one started in its place. Threads start lazily, so an API that never searches starts none.
+ * one started in its place. The API starts every thread when it starts (start()); elsewhere
+ * (tests, tools) a thread starts with its first search.
  * Admission control (src/search/admission.ts) decides what reaches the pool; searches beyond
  * the free threads wait here in order.
  */
@@ -63,6 +64,15 @@ export class WorkerPool {
       };
       signal?.addEventListener('abort', task.onAbort, { once: true });
     });
+  }
+
+  /**
+   * Starts every thread now, each building its views of the snapshot: a thread started by a
+   * search makes that search wait for it (about a second on 110,000 articles, more on a busy core).
+   */
+  start(): void {
+    if (this.closed) return;
+    for (const slot of this.slots) slot.worker ??= this.spawn(slot);
   }
 
   stats(): { workers: number; busy: number; waiting: number; replaced: number; cache: CacheStats } {
