@@ -7,6 +7,7 @@ import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { keepAliveClient } from '../support/keep-alive-client.js';
 import { scrape } from '../support/prometheus.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+import { isAlive } from '../support/child-output.js';
 
 /*
  * The real API entry point: SIGTERM under keep-alive load, several processes on one port
@@ -49,15 +50,6 @@ function answeredBy(api: ApiProcess, keyId: number): Array<{ pid: number; status
     .filter((l) => l.keyId === keyId)
     .map((l) => ({ pid: l.pid as number, status: (l.res as { status: number }).status }));
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('at start, before any request', () => {
   it('builds its views of both locales before it listens, and starts its search threads, which build theirs', async () => {
@@ -144,7 +136,7 @@ describe('several API processes on one port (WEB_CONCURRENCY=2)', () => {
 
     api.child.kill('SIGTERM');
     expect((await api.exited).code).toBe(0);
-    for (const pid of workers) expect(alive(pid)).toBe(false);
+    for (const pid of workers) expect(isAlive(pid)).toBe(false);
   });
 });
 

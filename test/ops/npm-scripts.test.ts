@@ -5,6 +5,7 @@ import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { startTestCms, type TestCms } from '../support/test-cms.js';
 import { parsedLogs, REPO_ROOT, syncRuns, waitFor } from '../support/worker.js';
+import { isAlive } from '../support/child-output.js';
 
 /*
  * `npm start` and `npm run sync` as an operator's supervisor runs them: a SIGTERM sent to npm
@@ -30,21 +31,12 @@ beforeAll(() => {
 afterEach(async () => {
   // Whatever a failed test left running: npm, and every process that logged its pid.
   for (const child of started.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-  for (const pid of pidsSeen) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of pidsSeen) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   pidsSeen.clear();
   await cms?.close();
   cms = undefined;
 });
 afterAll(() => dir.cleanup());
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 function npm(args: string[], env: Record<string, string>) {
   const child = spawn('npm', args, {
@@ -64,10 +56,10 @@ function npm(args: string[], env: Record<string, string>) {
 /** Sends SIGTERM to npm only, as a supervisor does, and waits for every pid to be gone. */
 async function stopThroughNpm(run: ReturnType<typeof npm>, pids: number[]): Promise<void> {
   for (const pid of pids) pidsSeen.add(pid);
-  expect(pids.every(alive)).toBe(true);
+  expect(pids.every(isAlive)).toBe(true);
   run.child.kill('SIGTERM');
   await run.exited;
-  await expect.poll(() => pids.filter(alive), { timeout: 15_000 }).toEqual([]);
+  await expect.poll(() => pids.filter(isAlive), { timeout: 15_000 }).toEqual([]);
 }
 
 describe('the npm scripts under a supervisor', () => {

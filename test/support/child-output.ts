@@ -25,3 +25,13 @@ export function watchChild(child: ChildProcess): WatchedChild {
     },
   };
 }
+
+/** Whether a process with this pid is still running (signal 0 tests without signalling). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
