@@ -58,7 +58,7 @@ function fail(failure: Failure): never {
  * same-origin redirects only, and a bound on the response size. Every failure is a CmsError.
  */
 const MIN_REDACTED_LENGTH = 12;
-const WITHHELD = "the CMS's message is withheld: it contains the CMS credentials";
+const WITHHELD = '(withheld: it contains the CMS credentials)';
 
 export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClient {
   const base = new URL(options.baseUrl);
@@ -79,9 +79,10 @@ export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClien
   const now = options.now ?? Date.now;
   const secrets = [options.token, password].filter((s): s is string => !!s);
 
-  // Belt and braces: no cause text, whatever produced it, may carry a secret. A short secret
-  // (a test CMS's "secret", say) would also match ordinary words of the CMS's message and
-  // leave it garbled ("missing or [redacted] bearer token"), so such a text is withheld whole.
+  // No text the CMS sent, nor any cause, may carry a secret. The CMS's own text is redacted
+  // before it is cut short (a secret across the cut would leave its start), and again in the
+  // finished cause. A short secret (a test CMS's "secret", say) would also match ordinary words
+  // and leave the text garbled ("missing or [redacted] bearer token"): such a text is withheld.
   const redact = (text: string): string =>
     secrets.reduce((t, secret) => {
       if (!t.includes(secret)) return t;
@@ -103,12 +104,12 @@ export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClien
           current = redirectTarget(res, current, base, redirects);
           continue;
         }
-        if (!res.ok) await failOnStatus(res, signal, now);
+        if (!res.ok) await failOnStatus(res, signal, now, redact);
         const text = await readBody(res, signal, options.maxResponseBytes);
         try {
           return JSON.parse(text) as unknown;
         } catch {
-          return fail({ kind: 'invalid_json', cause: `body is not JSON (starts with ${preview(text)})`, retryable: true });
+          return fail({ kind: 'invalid_json', cause: `body is not JSON (starts with ${preview(redact(text))})`, retryable: true });
         }
       }
     } catch (error) {
@@ -183,11 +184,11 @@ function redirectTarget(res: Response, current: URL, base: URL, redirects: numbe
   return target;
 }
 
-async function failOnStatus(res: Response, signal: AbortSignal, now: Clock): Promise<never> {
+async function failOnStatus(res: Response, signal: AbortSignal, now: Clock, redact: (text: string) => string): Promise<never> {
   const status = res.status;
   let detail = '';
   try {
-    detail = errorDetail(await readBody(res, signal, ERROR_SNIPPET_BYTES, true));
+    detail = errorDetail(redact(await readBody(res, signal, ERROR_SNIPPET_BYTES, true)));
   } catch (error) {
     if (signal.aborted) throw error;
   }

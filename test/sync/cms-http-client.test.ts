@@ -306,7 +306,17 @@ describe('CMS HTTP client: secrets and aborts', () => {
     const error = await failure(http.getJson(PAGE));
     expect(error.message).not.toContain('invalid');
     expect(error.message).not.toContain('[redacted]');
-    expect(error.message).toContain("the CMS's message is withheld: it contains the CMS credentials");
+    // The status stays: only the CMS's own text is withheld.
+    expect(error.message).toContain('HTTP 401');
+    expect(error.message).toContain('(withheld: it contains the CMS credentials)');
+  });
+
+  it('redacts a token before cutting the message short, so no start of it is left at the cut', async () => {
+    // The message is cut at 200 characters: the token straddles the cut.
+    cms.failNext(1, { status: 401, body: JSON.stringify({ error: { message: `${'x'.repeat(190)}${TOKEN} and more` } }) });
+    const error = await failure(client({ maxAttempts: 1 }).http.getJson(PAGE));
+    expect(error.message).toContain('HTTP 401');
+    expect(error.message).not.toContain(TOKEN.slice(0, 6));
   });
 
   it('keeps credentials of the base URL out of error messages', async () => {
