@@ -47,6 +47,16 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   // the background) and the views the requests read are built, about 0.4 s for 100,000
   // articles; the first requests after a start used to pay for both (a second or more). This
   // also shows the operator the store's state in the log: a missing snapshot is logged here.
+  // A stop before the port is open has nothing to drain: it ends the start there, exit 0. One
+  // listener per signal for the whole life of the process, pointed at the drain once the port
+  // is open: removing a signal's last listener drops a signal that is already on its way.
+  let onSignal = (signal: string) => {
+    logger.info({ signal }, 'stopped before listening');
+    setTimeout(() => process.exit(0), 1_000).unref();
+    endLogOutput(logger, () => process.exit(0));
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   engine.start();
   app.warm();
 
@@ -89,8 +99,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
         endLogOutput(logger, () => process.exit(0));
       });
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  onSignal = stop;
 }
 
 function partnersPortFailure(error: NodeJS.ErrnoException, config: Readonly<ApiConfig>): string {

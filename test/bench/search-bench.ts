@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import { load, type LoadResult } from './load.js';
@@ -97,7 +97,10 @@ function startPinnedApi(env: Record<string, string>, pinned: boolean): ChildProc
   // BENCH_API_LOG=file keeps the API's request log (one line per request, with its q and
   // responseTime), to find which queries made a phase's tail.
   const log = process.env.BENCH_API_LOG ? openSync(process.env.BENCH_API_LOG, 'a') : 'ignore';
-  return spawn(cmd!, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', log, 'pipe'] });
+  const child = spawn(cmd!, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', log, 'pipe'] });
+  // The child has its own copy of the descriptor.
+  if (typeof log === 'number') closeSync(log);
+  return child;
 }
 
 export async function benchSearch(databasePath: string, totalEn: number): Promise<SearchFigures> {

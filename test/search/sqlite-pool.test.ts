@@ -115,6 +115,85 @@ describe('search threads started ahead of the first search', () => {
       .toEqual([before, before + 1]);
     expect(engine.stats().threads).toBe(1);
   });
+
+  it('a thread builds the view of every synced locale, even when another locale was never synced', async () => {
+    const zhOnly = dir.path('zh-only.db');
+    buildSnapshot(zhOnly, {
+      sections: [{ ...rawSection({ slug: 'fiber', name: 'Fiber', position: 1 }), locale: 'zh' }],
+      articles: [rawArticle({ locale: 'zh', slug: 'heron-zh', title: '激光 heron', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
+    });
+    const db = openWriter(zhOnly, { busyTimeoutMs: 5_000 });
+    try {
+      // en comes first in the loop: as if that locale had never been synced.
+      db.$client.prepare(`DELETE FROM snapshot_state WHERE locale = 'en'`).run();
+    } finally {
+      db.$client.close();
+    }
+    const { logger, lines } = memoryLogger('debug');
+    engine = new PooledSqliteEngine(1, { ...setup(zhOnly), logLevel: 'debug' }, logger);
+    engine.start();
+    await expect.poll(() => builtViews(lines).map((l) => l.locale), { timeout: 15_000 }).toEqual(['zh']);
+  });
+
+  it("leaves the snapshot's state to the API's store to log: a missing file is not logged once more per thread", async () => {
+    const { logger, lines } = memoryLogger('debug');
+    engine = new PooledSqliteEngine(2, { ...setup(dir.path('missing.db')), logLevel: 'debug' }, logger);
+    engine.start();
+    const pool = poolOf(engine);
+    // A thread's log lines reach the pool before its 'ready'.
+    await expect.poll(() => pool.slots.every((s) => s.ready), { timeout: 15_000 }).toBe(true);
+    expect(lines.filter((l) => l.includes('snapshot unavailable'))).toEqual([]);
+    const failed = await engine.search(undefined as unknown as StoreSession, query()).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(ServiceUnavailableError);
+  });
+
+  /** The pool inside the engine, and the slots' state, for the tests of refresh rounds. */
+  type PoolInside = {
+    slots: { worker?: Worker; task?: unknown; pendingId?: number; ready: boolean; warming: boolean }[];
+    replaced: number;
+    refreshRound(): void;
+  };
+  const poolOf = (e: PooledSqliteEngine) => (e as unknown as { pool: PoolInside }).pool;
+  const query = (signal?: AbortSignal) =>
+    ({ locale: 'en', q: 'heron', section: undefined, page: 1, limit: 20, now: Date.now(), signal }) as unknown as SearchQuery;
+
+  it('a thread refreshing its views is not idle: a search goes to another thread', async () => {
+    // Rounds only when the test asks for one.
+    engine = new PooledSqliteEngine(2, { ...setup(dbPath), refreshMs: 1e9 }, memoryLogger().logger);
+    engine.start();
+    const pool = poolOf(engine);
+    await expect.poll(() => pool.slots.every((s) => s.ready && !s.warming), { timeout: 15_000 }).toBe(true);
+
+    pool.refreshRound();
+    expect(pool.slots.map((s) => s.warming)).toEqual([true, false]);
+    const answer = engine.search(undefined as unknown as StoreSession, query());
+    expect(pool.slots[0]!.task).toBeUndefined();
+    expect(pool.slots[1]!.task).toBeDefined();
+    expect((await answer).total).toBe(1);
+    // The round goes on to the other thread once the first is done.
+    await expect.poll(() => pool.slots.every((s) => s.ready && !s.warming), { timeout: 15_000 }).toBe(true);
+  });
+
+  it('a search that passes its budget while its only thread refreshes is refused, and the thread is kept', async () => {
+    engine = new PooledSqliteEngine(1, { ...setup(dbPath), refreshMs: 1e9 }, memoryLogger().logger);
+    engine.start();
+    const pool = poolOf(engine);
+    await expect.poll(() => pool.slots[0]!.ready && !pool.slots[0]!.warming, { timeout: 15_000 }).toBe(true);
+    const thread = pool.slots[0]!.worker;
+
+    pool.refreshRound();
+    const budget = new AbortController();
+    const answer = engine.search(undefined as unknown as StoreSession, query(budget.signal)).then(
+      () => 'answered',
+      () => 'refused',
+    );
+    // Before the thread can say it is done: the search still waits for it.
+    budget.abort(new Error('over budget'));
+    expect(await answer).toBe('refused');
+    expect(pool.replaced).toBe(0);
+    expect(pool.slots[0]!.worker).toBe(thread);
+    expect((await engine.search(undefined as unknown as StoreSession, query())).total).toBe(1);
+  });
 });
 
 describe('a search thread that dies', () => {

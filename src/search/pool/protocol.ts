@@ -10,8 +10,9 @@ export interface WorkerSetup {
   nice: number;
   logLevel: string;
   /**
-   * How often an idle thread looks for a new snapshot version and rebuilds its views, so that
-   * the first search after a sync does not wait for that (default 1000 ms).
+   * How often the pool asks its idle threads, one at a time, to look for a new snapshot and
+   * rebuild their views, so that the first searches after a sync do not wait for that (default
+   * 1000 ms; see WorkerPool.start).
    */
   refreshMs?: number;
 }
@@ -44,7 +45,7 @@ export interface CacheStats {
   entries: number;
 }
 
-/** Asks a fresh thread to build its views before its first search. */
+/** Asks a thread to build its views: a fresh one before its first search, then in refresh rounds. */
 export interface WarmMessage {
   warm: true;
 }

@@ -21,6 +21,8 @@ interface Slot {
   pendingId: number | undefined;
   /** The thread has built its views: from then on a search over budget is its own fault. */
   ready: boolean;
+  /** The thread is building (or checking) its views, at start or in a refresh round: not idle. */
+  warming: boolean;
   cache: CacheStats;
 }
 
@@ -37,6 +39,9 @@ const NO_CACHE: CacheStats = { hits: 0, misses: 0, bytes: 0, entries: 0 };
 export class WorkerPool {
   private readonly slots: Slot[];
   private readonly waiting: Task[] = [];
+  private refreshing: NodeJS.Timeout | undefined;
+  /** Threads still to refresh in the current round, one at a time. */
+  private round: Slot[] = [];
   private nextId = 1;
   private replaced = 0;
   private closed = false;
@@ -46,7 +51,7 @@ export class WorkerPool {
     private readonly setup: WorkerSetup,
     private readonly logger: Logger,
   ) {
-    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, cache: NO_CACHE }));
+    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, warming: false, cache: NO_CACHE }));
   }
 
   run(job: Omit<SearchJob, 'id'>, signal?: AbortSignal): Promise<SearchPage> {
@@ -54,7 +59,7 @@ export class WorkerPool {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<SearchPage>((resolve, reject) => {
       const task: Task = { job: { ...job, id: this.nextId++ }, signal, resolve, reject };
-      const idle = this.slots.find((s) => s.task === undefined && s.pendingId === undefined);
+      const idle = this.slots.find((s) => s.task === undefined && s.pendingId === undefined && !s.warming);
       if (idle) return this.dispatch(idle, task);
       this.waiting.push(task);
       task.onAbort = () => {
@@ -67,12 +72,35 @@ export class WorkerPool {
   }
 
   /**
-   * Starts every thread now, each building its views of the snapshot: a thread started by a
-   * search makes that search wait for it (about a second on 110,000 articles, more on a busy core).
+   * Starts every thread now, each building its views of the snapshot (a thread started by a
+   * search makes that search wait for it: about a second on 110,000 articles), then refreshes
+   * them: every `refreshMs` the idle threads are asked, one after the other, to look for a new
+   * snapshot and rebuild their views, so that the first searches after a sync do not wait for
+   * that. One thread at a time: while it rebuilds (a few hundred ms per changed locale on
+   * 100,000 articles) it is not idle, and searches go to the others or wait here for it.
    */
   start(): void {
     if (this.closed) return;
     for (const slot of this.slots) slot.worker ??= this.spawn(slot);
+    this.refreshing ??= setInterval(() => this.refreshRound(), this.setup.refreshMs ?? 1_000).unref();
+  }
+
+  /** Starts a round of refreshes unless one is still going (a slow rebuild). */
+  private refreshRound(): void {
+    if (this.closed || this.round.length > 0) return;
+    this.round = this.slots.filter((s) => s.worker !== undefined);
+    this.refreshNext();
+  }
+
+  /** Asks the next idle thread of the round to refresh; a busy one is skipped this round. */
+  private refreshNext(): void {
+    if (this.closed || this.slots.some((s) => s.warming)) return;
+    for (let slot = this.round.shift(); slot; slot = this.round.shift()) {
+      if (!slot.worker || !slot.ready || slot.task || slot.pendingId !== undefined) continue;
+      slot.warming = true;
+      slot.worker.postMessage({ warm: true });
+      return;
+    }
   }
 
   stats(): { workers: number; busy: number; waiting: number; replaced: number; cache: CacheStats } {
@@ -94,6 +122,7 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.refreshing);
     for (const task of this.waiting.splice(0)) task.reject(new ServiceUnavailableError('Search is shutting down; please retry.'));
     await Promise.all(
       this.slots.map(async (slot) => {
@@ -120,16 +149,25 @@ export class WorkerPool {
     // A thread must not keep the process alive on its own: close() ends them at shutdown.
     worker.unref();
     slot.ready = false;
+    slot.warming = true;
     worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
       if ('log' in message) this.relay(slot, message.log);
       else if (slot.worker !== worker) return;
-      else if ('ready' in message) slot.ready = true;
+      else if ('ready' in message) this.warmed(slot);
       else this.finish(slot, message);
     });
     worker.on('error', (error) => this.crashed(slot, worker, error));
     worker.on('exit', (code) => this.crashed(slot, worker, new Error(`search thread exited with code ${code}`)));
     worker.postMessage({ warm: true });
     return worker;
+  }
+
+  /** A thread's views are built: it takes the next search, and the refresh round goes on. */
+  private warmed(slot: Slot): void {
+    slot.ready = true;
+    slot.warming = false;
+    if (!slot.task && slot.pendingId === undefined) this.next(slot);
+    this.refreshNext();
   }
 
   /** Takes the slot's task off it, so that it is settled exactly once. */
@@ -185,11 +223,16 @@ export class WorkerPool {
     if (slot.worker !== worker || this.closed) return;
     slot.worker = undefined;
     slot.pendingId = undefined;
+    slot.ready = false;
+    slot.warming = false;
     slot.cache = NO_CACHE;
     this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
     // The engine could not answer (the contract's 503), not a fault in the request.
     this.settle(slot)?.reject(new ServiceUnavailableError('Search is unavailable right now; please retry.', `search thread failed: ${error.message}`));
+    // Started ahead of searches (start()): its replacement too. Otherwise the next search starts it.
+    if (this.refreshing) slot.worker = this.spawn(slot);
     this.next(slot);
+    this.refreshNext();
   }
 
   private next(slot: Slot): void {

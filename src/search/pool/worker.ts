@@ -28,7 +28,10 @@ if (setup.nice > 0) {
 }
 
 const logger = createLogger({ level: setup.logLevel, destination: { write: (line: string) => port.postMessage({ log: line }) } });
-const store = new SnapshotStore(setup.databasePath, setup.busyTimeoutMs, logger);
+// The snapshot's state (unavailable, available again, reopened) is the API's store's to log, once:
+// each thread logging it too multiplied every such line by SEARCH_WORKERS. A thread's own
+// failure still reaches the partner and the request log through the search that met it.
+const store = new SnapshotStore(setup.databasePath, setup.busyTimeoutMs, logger.child({}, { level: 'silent' }));
 const views = new SnapshotViews((locale, version, ms) =>
   logger.debug({ locale, version, ms }, `search thread built its view of ${locale} (content version ${version}) in ${ms} ms`),
 );
@@ -55,26 +58,21 @@ function run(job: SearchJob): JobResult {
   }
 }
 
+/** Builds the views of every locale that changed (asked at start and in the pool's refresh rounds). */
 function warm(): void {
-  try {
-    const session = store.session();
-    for (const locale of LOCALES) views.table(session, locale);
-  } catch {
-    // Nothing to warm yet (no snapshot, or a locale not synced): the first search will say so.
+  for (const locale of LOCALES) {
+    try {
+      views.table(store.session(), locale);
+    } catch {
+      // Nothing to build yet (no snapshot, or this locale not synced): a search will say so.
+    }
   }
 }
-
-// Between searches, a new snapshot (a sync committed) is picked up here rather than by the next
-// search, which would otherwise wait for the views to be rebuilt (a few hundred ms per locale on
-// 100,000 articles). An unchanged snapshot costs a stat and a PRAGMA per interval. Timers run
-// between messages only, so this never runs inside a search.
-let refreshing: NodeJS.Timeout | undefined;
 
 port.on('message', (message: SearchJob | WarmMessage) => {
   if ('warm' in message) {
     warm();
     port.postMessage({ ready: true });
-    refreshing ??= setInterval(warm, setup.refreshMs ?? 1_000);
   }
   else port.postMessage(run(message));
 });
