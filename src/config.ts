@@ -241,9 +241,12 @@ function searchRuntimeConfig(
   v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_WORKER_NICE: number },
   engine: SearchConfig['engine'],
   searchCacheBytes: number,
+  processes: number,
 ): SearchRuntimeConfig {
   const cores = availableParallelism();
-  const workers = v.SEARCH_WORKERS ?? cores;
+  // About one search thread per core on the host, all API processes together: every thread is
+  // started with its process and holds its own views and connection (tens of MB each).
+  const workers = v.SEARCH_WORKERS ?? Math.max(1, Math.floor(cores / processes));
   // The embedded engine can run no more searches than it has threads; Meilisearch is another
   // server with its own threads, so more requests may wait on it at once.
   const concurrency = v.SEARCH_CONCURRENCY ?? (engine === 'sqlite' ? workers : 4 * cores);
@@ -340,7 +343,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     publicBaseUrl: v.PUBLIC_BASE_URL,
     rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, burstSeconds: v.RATE_LIMIT_BURST_SECONDS },
     search,
-    searchRuntime: searchRuntimeConfig(v, search.engine, budget.search),
+    searchRuntime: searchRuntimeConfig(v, search.engine, budget.search, v.WEB_CONCURRENCY),
     serverLimits: serverLimitsConfig(v),
     metrics: v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,

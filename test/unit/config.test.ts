@@ -1,4 +1,5 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadApiConfig, loadCliConfig, loadWorkerConfig, requireCms } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
@@ -35,6 +36,16 @@ describe('loadApiConfig', () => {
     expect(config.searchRuntime).toMatchObject({ timeoutMs: 2_000, keySharePercent: 50, rankAllMax: 2_000 });
     expect(config.rateLimit).toEqual({ perMinute: 0, burstSeconds: 10 });
     expect(config.search).toEqual({ engine: 'sqlite' });
+  });
+
+  it('gives the host about one search thread per core, shared out between its API processes', () => {
+    const cores = availableParallelism();
+    expect(loadApiConfig({}).searchRuntime.workers).toBe(cores);
+    expect(loadApiConfig({ WEB_CONCURRENCY: String(cores) }).searchRuntime.workers).toBe(1);
+    expect(loadApiConfig({ WEB_CONCURRENCY: String(cores * 4) }).searchRuntime.workers).toBe(1);
+    expect(loadApiConfig({ WEB_CONCURRENCY: '2', SEARCH_WORKERS: '3' }).searchRuntime.workers).toBe(3);
+    // The embedded engine runs as many searches at once as it has threads.
+    expect(loadApiConfig({ WEB_CONCURRENCY: String(cores) }).searchRuntime.concurrency).toBe(1);
   });
 
   it('reads the default rate limit, 0 turning it off', () => {
