@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import type { Worker } from 'node:worker_threads';
@@ -10,6 +12,7 @@ import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { openWriter } from '../../src/db/connection.js';
 import { searchContract } from './engine-contract.js';
+import { REPO_ROOT } from '../support/worker.js';
 
 const setup = (databasePath: string) => ({
   databasePath,
@@ -147,9 +150,39 @@ describe('search threads started ahead of the first search', () => {
     expect(failed).toBeInstanceOf(ServiceUnavailableError);
   });
 
+  it('started threads do not keep the process alive: a process that is done exits', () => {
+    const script = [
+      `const { WorkerPool } = await import(${JSON.stringify(pathToFileURL(`${REPO_ROOT}dist/src/search/pool/worker-pool.js`).href)});`,
+      `const { createLogger } = await import(${JSON.stringify(pathToFileURL(`${REPO_ROOT}dist/src/logger.js`).href)});`,
+      `new WorkerPool(2, ${JSON.stringify(setup(dbPath))}, createLogger({ level: 'warn' })).start();`,
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
+    expect(run.signal, String(run.stderr)).toBeNull();
+    expect(run.status).toBe(0);
+  });
+
+  it('a started thread that dies is replaced after a pause, not at once, and its count of failures resets once it is ready', async () => {
+    engine = new PooledSqliteEngine(1, { ...setup(dbPath), refreshMs: 1e9 }, memoryLogger('fatal').logger);
+    engine.start();
+    const pool = poolOf(engine);
+    const slot = pool.slots[0]!;
+    await expect.poll(() => slot.ready && !slot.warming, { timeout: 15_000 }).toBe(true);
+    const thread = slot.worker!;
+    // As an out-of-memory kill would end it, sent by hand so the test does not race it.
+    thread.emit('exit', 134);
+    await thread.terminate();
+    // A thread that cannot start would otherwise be restarted in a tight loop.
+    expect(slot.worker).toBeUndefined();
+    expect(slot.failures).toBe(1);
+    expect(slot.respawn).toBeDefined();
+    await expect.poll(() => slot.worker !== undefined && slot.ready, { timeout: 15_000 }).toBe(true);
+    expect(slot.worker).not.toBe(thread);
+    expect(slot.failures).toBe(0);
+  });
+
   /** The pool inside the engine, and the slots' state, for the tests of refresh rounds. */
   type PoolInside = {
-    slots: { worker?: Worker; task?: unknown; pendingId?: number; ready: boolean; warming: boolean }[];
+    slots: { worker?: Worker; task?: unknown; pendingId?: number; ready: boolean; warming: boolean; failures: number; respawn?: unknown }[];
     replaced: number;
     refreshRound(): void;
   };

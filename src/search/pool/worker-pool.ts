@@ -23,10 +23,15 @@ interface Slot {
   ready: boolean;
   /** The thread is building (or checking) its views, at start or in a refresh round: not idle. */
   warming: boolean;
+  /** Threads that failed in a row on this slot, and the timer of the next one's start. */
+  failures: number;
+  respawn: NodeJS.Timeout | undefined;
   cache: CacheStats;
 }
 
 const NO_CACHE: CacheStats = { hits: 0, misses: 0, bytes: 0, entries: 0 };
+const RESPAWN_FIRST_MS = 250;
+const RESPAWN_MAX_MS = 30_000;
 
 /**
  * A fixed number of search threads, each running one search at a time. A search whose signal
@@ -51,7 +56,7 @@ export class WorkerPool {
     private readonly setup: WorkerSetup,
     private readonly logger: Logger,
   ) {
-    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, warming: false, cache: NO_CACHE }));
+    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, warming: false, failures: 0, respawn: undefined, cache: NO_CACHE }));
   }
 
   run(job: Omit<SearchJob, 'id'>, signal?: AbortSignal): Promise<SearchPage> {
@@ -123,6 +128,7 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.refreshing);
+    for (const slot of this.slots) clearTimeout(slot.respawn);
     for (const task of this.waiting.splice(0)) task.reject(new ServiceUnavailableError('Search is shutting down; please retry.'));
     await Promise.all(
       this.slots.map(async (slot) => {
@@ -146,8 +152,6 @@ export class WorkerPool {
 
   private spawn(slot: Slot): Worker {
     const worker = new Worker(workerScript(), { workerData: this.setup, stdout: false, stderr: false });
-    // A thread must not keep the process alive on its own: close() ends them at shutdown.
-    worker.unref();
     slot.ready = false;
     slot.warming = true;
     worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
@@ -158,6 +162,9 @@ export class WorkerPool {
     });
     worker.on('error', (error) => this.crashed(slot, worker, error));
     worker.on('exit', (code) => this.crashed(slot, worker, new Error(`search thread exited with code ${code}`)));
+    // A thread must not keep the process alive on its own: close() ends them at shutdown. After
+    // the listeners: adding a 'message' listener refs the thread again.
+    worker.unref();
     worker.postMessage({ warm: true });
     return worker;
   }
@@ -165,6 +172,7 @@ export class WorkerPool {
   /** A thread's views are built: it takes the next search, and the refresh round goes on. */
   private warmed(slot: Slot): void {
     slot.ready = true;
+    slot.failures = 0;
     slot.warming = false;
     if (!slot.task && slot.pendingId === undefined) this.next(slot);
     this.refreshNext();
@@ -229,8 +237,19 @@ export class WorkerPool {
     this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
     // The engine could not answer (the contract's 503), not a fault in the request.
     this.settle(slot)?.reject(new ServiceUnavailableError('Search is unavailable right now; please retry.', `search thread failed: ${error.message}`));
-    // Started ahead of searches (start()): its replacement too. Otherwise the next search starts it.
-    if (this.refreshing) slot.worker = this.spawn(slot);
+    // Started ahead of searches (start()): its replacement too, after a pause that doubles with
+    // each failure in a row (a thread that cannot start, or dies building its views, would
+    // otherwise be restarted in a tight loop, logging each time). A search that comes first
+    // starts it at once, as without start().
+    slot.failures += 1;
+    if (this.refreshing && this.waiting.length === 0) {
+      const pause = Math.min(RESPAWN_MAX_MS, RESPAWN_FIRST_MS * 2 ** (slot.failures - 1));
+      clearTimeout(slot.respawn);
+      slot.respawn = setTimeout(() => {
+        slot.respawn = undefined;
+        if (!this.closed && !slot.worker) slot.worker = this.spawn(slot);
+      }, pause).unref();
+    }
     this.next(slot);
     this.refreshNext();
   }
