@@ -43,10 +43,6 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
     publicBaseUrl: config.publicBaseUrl,
   });
 
-  // Before the port opens, so that no partner waits for them: the search threads start (in
-  // the background) and the views the requests read are built, about 0.4 s for 100,000
-  // articles; the first requests after a start used to pay for both (a second or more). This
-  // also shows the operator the store's state in the log: a missing snapshot is logged here.
   // A stop before the port is open has nothing to drain: it ends the start there, exit 0. One
   // listener per signal for the whole life of the process, pointed at the drain once the port
   // is open: removing a signal's last listener drops a signal that is already on its way.
@@ -57,6 +53,11 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+
+  // Before the port opens, so that no partner waits for them: the search threads start (in
+  // the background) and the views the requests read are built, about 0.4 s for 100,000
+  // articles; the first requests after a start used to pay for both (a second or more). This
+  // also shows the operator the store's state in the log: a missing snapshot is logged here.
   engine.start();
   app.warm();
 

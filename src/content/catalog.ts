@@ -13,16 +13,15 @@ export class Catalog {
 
   /** `built` hears of each view built: its locale, content version and the milliseconds it took. */
   constructor(built?: (locale: Locale, version: number, ms: number) => void) {
-    this.views = new LocaleVersions<LocaleView>((session, locale, state) => {
-      const started = performance.now();
-      // Read the state again inside the transaction: the view must match the rows it indexes.
-      const view = consistentRead(session.db, () => {
-        const fresh = snapshotStates(session.db).find((s) => s.locale === locale) ?? state;
-        return LocaleView.build(session.db, { ...fresh, locale });
-      });
-      built?.(locale, view.version, Math.round(performance.now() - started));
-      return view;
-    });
+    this.views = new LocaleVersions<LocaleView>(
+      (session, locale, state) =>
+        // Read the state again inside the transaction: the view must match the rows it indexes.
+        consistentRead(session.db, () => {
+          const fresh = snapshotStates(session.db).find((s) => s.locale === locale) ?? state;
+          return LocaleView.build(session.db, { ...fresh, locale });
+        }),
+      built,
+    );
   }
 
   view(session: StoreSession, locale: Locale): LocaleView {

@@ -14,14 +14,18 @@ export class LocaleVersions<T extends { readonly version: number }> {
   private generation = -1;
   private connection = -1;
   private states = new Map<string, SnapshotStateRow>();
-  private readonly built = new Map<Locale, T>();
+  private readonly views = new Map<Locale, T>();
 
-  constructor(private readonly build: (session: StoreSession, locale: Locale, state: SnapshotStateRow) => T) {}
+  /** `built` hears of each object built: its locale, content version and the milliseconds it took. */
+  constructor(
+    private readonly build: (session: StoreSession, locale: Locale, state: SnapshotStateRow) => T,
+    private readonly built?: (locale: Locale, version: number, ms: number) => void,
+  ) {}
 
   get(session: StoreSession, locale: Locale): T {
     if (session.connection !== this.connection) {
       // Another connection may be another file whose versions mean something else.
-      this.built.clear();
+      this.views.clear();
       this.connection = session.connection;
     }
     if (session.generation !== this.generation) {
@@ -35,10 +39,12 @@ export class LocaleVersions<T extends { readonly version: number }> {
         `locale ${locale} has not been synced yet`,
       );
     }
-    const current = this.built.get(locale);
+    const current = this.views.get(locale);
     if (current && current.version === state.version) return current;
+    const started = performance.now();
     const next = this.build(session, locale, state);
-    this.built.set(locale, next);
+    this.built?.(locale, next.version, Math.round(performance.now() - started));
+    this.views.set(locale, next);
     return next;
   }
 }

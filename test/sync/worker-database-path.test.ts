@@ -123,6 +123,8 @@ describe('a path that cannot be a database file', () => {
     expect(readFileSync(file, 'utf8')).toBe('x');
   });
 
+  // Skipped only without /proc (not Linux): a folder under /proc cannot be created even by root,
+  // which runs these tests here. Every Linux machine, CI's included, has it.
   it.skipIf(!existsSync('/proc/self'))('refuses a folder that cannot be created (under /proc) in one line', async () => {
     const result = await runWorker(['--once'], env('/proc/no-such-folder/snapshot.db'));
 
