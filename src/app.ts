@@ -11,6 +11,7 @@ import { ResponseCache } from './http/representation.js';
 import { leadingHeaders, setHeaders } from './http/response-head.js';
 import { securityHeaderList } from './http/security-headers.js';
 import { requestLog, type ResponseHook } from './http/request-log.js';
+import { TurnEnds } from './http/turn-ends.js';
 import { contentRoutes } from './http/routes/content.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
@@ -96,11 +97,14 @@ export function createApp(deps: AppDeps): App {
   const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy ?? false) });
   const security = securityHeaderList();
-  const fastPath = createFastPath({ ...keyCheck, catalog, cache, security });
+  const ends = new TurnEnds();
+  const fastPath = createFastPath({ ...keyCheck, catalog, cache, security, ends });
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     const context = begin(req, res);
     if (fastPath(req, res)) context.fastPath = true;
     else {
+      // What Express does may take milliseconds: the answers already made leave first.
+      ends.flush();
       setHeaders(res, leadingHeaders(context, security));
       app(req, res);
     }

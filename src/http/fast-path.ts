@@ -6,6 +6,7 @@ import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '.
 import { contextOf } from './context.js';
 import { leadingHeaders } from './response-head.js';
 import { sendRepresentation, type ResponseCache } from './representation.js';
+import type { TurnEnds } from './turn-ends.js';
 
 export interface FastPathDeps extends KeyCheckDeps {
   catalog: Catalog;
@@ -13,6 +14,8 @@ export interface FastPathDeps extends KeyCheckDeps {
   clock: Clock;
   /** helmet's headers as a flat list (src/http/security-headers.ts). */
   security: readonly string[];
+  /** Ends the answers of a turn together (src/http/turn-ends.ts). */
+  ends: TurnEnds;
 }
 
 const PREFIX = '/api/v1/';
@@ -24,12 +27,14 @@ const PREFIX = '/api/v1/';
  * key check and rate limit (run once per request, src/http/api-key.ts), parameter parsing and
  * cache key (src/http/cacheable.ts), with the same request log (src/app.ts) and the same
  * headers, written in one call (src/http/response-head.ts), and it labels the request with
- * the route's own pattern. Anything else (a miss, an error of any kind, a path it does not
- * recognise) returns false and Express handles the request, so every error response still
- * comes from the one error handler.
+ * the route's own pattern. Its answers leave together at the end of the turn of the event
+ * loop (src/http/turn-ends.ts). Anything else (a miss, an error of any kind, a path it does
+ * not recognise) returns false and Express handles the request, so every error response
+ * still comes from the one error handler.
  */
 export function createFastPath(deps: FastPathDeps) {
   const { catalog, cache, clock, security } = deps;
+  const { end } = deps.ends;
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url;
     if ((req.method !== 'GET' && req.method !== 'HEAD') || url === undefined || !url.startsWith(PREFIX)) return false;
@@ -57,7 +62,7 @@ export function createFastPath(deps: FastPathDeps) {
       if (!rep) return false;
       const context = contextOf(res);
       context.route = route;
-      sendRepresentation(req, res, rep, resolved.view.lastModified(now), leadingHeaders(context, security));
+      sendRepresentation(req, res, rep, resolved.view.lastModified(now), leadingHeaders(context, security), end);
       return true;
     } catch {
       return false;

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { entryBytes, Lru } from '../lru.js';
 import { notModified } from './conditional.js';
 import { linkHeader, type Paging } from './page-links.js';
+import { endNow, type EndResponse } from './turn-ends.js';
 
 /** A serialized success response, ready to send any number of times. */
 export interface Representation {
@@ -87,9 +88,17 @@ function httpDate(ms: number): string {
  * own Cache-Control says (src/http/conditional.ts). Both the routes and the fast path send
  * through here, so their headers cannot differ; the fast path passes the fields every
  * response starts with in `head` (src/http/response-head.ts), and the whole head is written
- * in one writeHead call.
+ * in one writeHead call, and may end the response with the rest of its turn (`end`,
+ * src/http/turn-ends.ts).
  */
-export function sendRepresentation(req: IncomingMessage, res: ServerResponse, rep: Representation, lastModifiedMs: number, head: string[] = []): void {
+export function sendRepresentation(
+  req: IncomingMessage,
+  res: ServerResponse,
+  rep: Representation,
+  lastModifiedMs: number,
+  head: string[] = [],
+  end: EndResponse = endNow,
+): void {
   head.push('Cache-Control', 'public, max-age=300', 'Vary', 'X-API-Key', 'ETag', rep.etag, 'Last-Modified', httpDate(lastModifiedMs));
   if (rep.paging) {
     const link = linkHeader(req.url ?? '', rep.paging);
@@ -97,11 +106,11 @@ export function sendRepresentation(req: IncomingMessage, res: ServerResponse, re
   }
   if (notModified(req.headers, rep.etag, lastModifiedMs)) {
     res.writeHead(304, head);
-    res.end();
+    end(res);
     return;
   }
   head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(rep.body.length));
   res.writeHead(200, head);
   // Node leaves the body out of a HEAD response by itself; the headers stay those of GET.
-  res.end(rep.body);
+  end(res, rep.body);
 }

@@ -1,0 +1,142 @@
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TurnEnds } from '../../src/http/turn-ends.js';
+import { addKey, startApi, testClock } from '../support/api.js';
+import { rawArticle, rawSection } from '../support/cms-fixtures.js';
+import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+
+/*
+ * The fast path's answers leave together at the end of the turn (src/http/turn-ends.ts): on
+ * a real node:http server, a response handed to end() is ended when the turn ends, in the
+ * order answered, or at once by flush(); a client gone meanwhile costs nothing.
+ */
+
+let server: Server | undefined;
+
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<number> {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('TurnEnds', () => {
+  it('ends a response when its turn ends, not when end() is called, and the client gets the whole body', async () => {
+    const ends = new TurnEnds();
+    const seen: boolean[] = [];
+    const port = await listen((_req, res) => {
+      res.writeHead(200, ['Content-Type', 'text/plain', 'Content-Length', '5']);
+      ends.end(res, Buffer.from('hello'));
+      seen.push(res.writableEnded);
+      // Queued after the turn's flush: runs once it has ended the response.
+      setImmediate(() => seen.push(res.writableEnded));
+    });
+    expect(await get(port, '/')).toEqual({ status: 200, body: 'hello' });
+    expect(seen).toEqual([false, true]);
+  });
+
+  it('ends the responses of one turn in the order they were answered', async () => {
+    const ends = new TurnEnds();
+    const order: string[] = [];
+    const held: ServerResponse[] = [];
+    const port = await listen((_req, res) => {
+      held.push(res);
+      if (held.length < 3) return;
+      // Three requests answered in one turn, in arrival order.
+      for (const r of held) {
+        const body = Buffer.from(r.req.url!);
+        r.writeHead(200, ['Content-Length', String(body.length)]);
+        r.on('finish', () => order.push(r.req.url!));
+        ends.end(r, body);
+      }
+    });
+    const answers = await Promise.all(['/a', '/b', '/c'].map((path) => get(port, path)));
+    expect(answers.map((a) => a.body)).toEqual(['/a', '/b', '/c']);
+    expect(order).toEqual(held.map((r) => r.req.url));
+  });
+
+  it('flush() ends every pending response at once (before slower work in the same turn)', async () => {
+    const ends = new TurnEnds();
+    let endedBeforeSlowWork: boolean | undefined;
+    const port = await listen((_req, res) => {
+      res.writeHead(204);
+      ends.end(res);
+      ends.flush();
+      endedBeforeSlowWork = res.writableEnded;
+    });
+    expect((await get(port, '/')).status).toBe(204);
+    expect(endedBeforeSlowWork).toBe(true);
+  });
+
+  it('a response whose client left before the turn ended is dropped without an error', async () => {
+    const ends = new TurnEnds();
+    const closed = new Promise<boolean>((resolve, reject) => {
+      void listen((req, res) => {
+        res.writeHead(200, ['Content-Length', '2']);
+        ends.end(res, Buffer.from('ok'));
+        res.on('error', reject);
+        res.on('close', () => resolve(res.writableFinished));
+        req.socket.destroy();
+      }).then((port) => request({ host: '127.0.0.1', port, path: '/', agent: false }).on('error', () => undefined).end());
+    });
+    expect(await closed).toBe(false);
+  });
+});
+
+describe('the API with answers ending at the end of the turn', () => {
+  it('ends the pending answers of the fast path before a request of the same turn goes on to Express', async () => {
+    const dir = tempDir();
+    const dbPath = dir.path('snapshot.db');
+    buildSnapshot(dbPath, {
+      sections: [rawSection({ slug: 'fiber' })],
+      articles: ['one', 'two'].map((slug) => rawArticle({ slug, section_slug: 'fiber', published_at: '2026-11-01T11:00:00Z' })),
+    });
+    const { key } = addKey(dbPath);
+    const api = await startApi({ databasePath: dbPath, clock: testClock('2026-11-01T12:00:00Z') });
+    try {
+      const headers = { 'X-API-Key': key };
+      // Cached once, so that the same page is answered by the fast path below.
+      expect((await api.request.get('/api/v1/articles?limit=1').set(headers)).status).toBe(200);
+      // Two requests handed to the app in one turn: the cached page first, then a page
+      // that is not cached yet, which only Express answers.
+      const held: [IncomingMessage, ServerResponse][] = [];
+      let cachedEndedBeforeExpress: boolean | undefined;
+      const port = await listen((req, res) => {
+        held.push([req, res]);
+        if (held.length < 2) return;
+        const first = held.find(([r]) => r.url!.endsWith('limit=1'))!;
+        const second = held.find((pair) => pair !== first)!;
+        api.app(...first);
+        const cached = first[1];
+        const endedByFastPath = cached.writableEnded;
+        api.app(...second);
+        cachedEndedBeforeExpress = !endedByFastPath && cached.writableEnded;
+      });
+      const [cached, uncached] = await Promise.all([get(port, '/api/v1/articles?limit=1', headers), get(port, '/api/v1/articles?limit=2', headers)]);
+      expect([cached.status, uncached.status]).toEqual([200, 200]);
+      expect((JSON.parse(uncached.body) as { data: unknown[] }).data).toHaveLength(2);
+      expect(cachedEndedBeforeExpress).toBe(true);
+    } finally {
+      await api.close();
+      dir.cleanup();
+    }
+  });
+});
