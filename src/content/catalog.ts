@@ -11,8 +11,11 @@ import { LocaleView } from './locale-view.js';
 export class Catalog {
   private readonly views: LocaleVersions<LocaleView>;
 
-  /** `built` hears of each view built: its locale, content version and the milliseconds it took. */
-  constructor(built?: (locale: Locale, version: number, ms: number) => void) {
+  /**
+   * `built` hears of each view built: its locale, content version and the milliseconds it
+   * took; `building` is called before a build starts (the API ends the answers it holds).
+   */
+  constructor(built?: (locale: Locale, version: number, ms: number) => void, building?: () => void) {
     this.views = new LocaleVersions<LocaleView>(
       (session, locale, state) =>
         // Read the state again inside the transaction: the view must match the rows it indexes.
@@ -21,6 +24,7 @@ export class Catalog {
           return LocaleView.build(session.db, { ...fresh, locale });
         }),
       built,
+      building,
     );
   }
 

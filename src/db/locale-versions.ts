@@ -16,10 +16,14 @@ export class LocaleVersions<T extends { readonly version: number }> {
   private states = new Map<string, SnapshotStateRow>();
   private readonly views = new Map<Locale, T>();
 
-  /** `built` hears of each object built: its locale, content version and the milliseconds it took. */
+  /**
+   * `built` hears of each object built: its locale, content version and the milliseconds it
+   * took; `building` is called just before a build starts.
+   */
   constructor(
     private readonly build: (session: StoreSession, locale: Locale, state: SnapshotStateRow) => T,
     private readonly built?: (locale: Locale, version: number, ms: number) => void,
+    private readonly building?: () => void,
   ) {}
 
   get(session: StoreSession, locale: Locale): T {
@@ -41,6 +45,7 @@ export class LocaleVersions<T extends { readonly version: number }> {
     }
     const current = this.views.get(locale);
     if (current && current.version === state.version) return current;
+    this.building?.();
     const started = performance.now();
     const next = this.build(session, locale, state);
     this.built?.(locale, next.version, Math.round(performance.now() - started));

@@ -18,8 +18,9 @@ export const endNow: EndResponse = (res, body) => {
  * requests per second and a lower mean latency. On the API's cached path, 61 -> 33 us.
  *
  * A response waits at most for the rest of its turn; under light load the turn holds only
- * itself. Before a request goes on to Express, whose work may take milliseconds (a query, a
- * search), the listener calls flush() so that the answers already made do not wait for it.
+ * itself. Work that may take long calls flush() first, so that the answers already made do
+ * not wait for it (src/app.ts): a request going on to Express (a query, a search), and a
+ * locale's view rebuilt after a sync.
  */
 export class TurnEnds {
   private pending: (ServerResponse | Buffer | undefined)[] = [];

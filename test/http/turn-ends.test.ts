@@ -139,4 +139,46 @@ describe('the API with answers ending at the end of the turn', () => {
       dir.cleanup();
     }
   });
+
+  it('ends the pending answers of the fast path before a view of the same turn is rebuilt', async () => {
+    const dir = tempDir();
+    const dbPath = dir.path('snapshot.db');
+    buildSnapshot(dbPath, {
+      sections: [rawSection({ slug: 'fiber' }), { ...rawSection({ slug: 'fiber' }), locale: 'zh' }],
+      articles: (['en', 'zh'] as const).map((locale) => rawArticle({ locale, section_slug: 'fiber', published_at: '2026-11-01T11:00:00Z' })),
+    });
+    const { key } = addKey(dbPath);
+    // debug: the API logs each view it builds.
+    const api = await startApi({ databasePath: dbPath, clock: testClock('2026-11-01T12:00:00Z'), logLevel: 'debug' });
+    try {
+      const headers = { 'X-API-Key': key };
+      expect((await api.request.get('/api/v1/articles?limit=1').set(headers)).status).toBe(200);
+      const zhBuilt = () => api.logs.some((line) => line.includes('built the view of zh'));
+      expect(zhBuilt()).toBe(false);
+      // In one turn: the cached English page, then the first Chinese request, which builds
+      // the Chinese view before anything else. The English answer must not wait for it.
+      const held: [IncomingMessage, ServerResponse][] = [];
+      let zhBuiltWhenEnglishEnded: boolean | undefined;
+      const port = await listen((req, res) => {
+        held.push([req, res]);
+        if (held.length < 2) return;
+        const english = held.find(([r]) => !r.url!.includes('locale=zh'))!;
+        const chinese = held.find((pair) => pair !== english)!;
+        const end = english[1].end.bind(english[1]);
+        english[1].end = ((...args: Parameters<ServerResponse['end']>) => {
+          zhBuiltWhenEnglishEnded = zhBuilt();
+          return end(...args);
+        }) as ServerResponse['end'];
+        api.app(...english);
+        api.app(...chinese);
+      });
+      const answers = await Promise.all([get(port, '/api/v1/articles?limit=1', headers), get(port, '/api/v1/articles?locale=zh&limit=1', headers)]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      expect(zhBuilt()).toBe(true);
+      expect(zhBuiltWhenEnglishEnded).toBe(false);
+    } finally {
+      await api.close();
+      dir.cleanup();
+    }
+  });
 });
