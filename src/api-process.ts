@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createApp } from './app.js';
-import type { ApiConfig } from './config.js';
+import type { ApiConfig } from './config/api.js';
 import { KeysStore } from './db/keys-store.js';
 import { SnapshotStore } from './db/snapshot-store.js';
 import { drainable } from './http/drain.js';

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { ApiConfig } from './config.js';
+import type { ApiConfig } from './config/api.js';
 import { createLogger } from './logger.js';
 import { clusterSource, closeMetricsServer, portOf, serveMetrics } from './observability/registry.js';
 

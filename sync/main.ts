@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { loadWorkerConfig, requireCms, type WorkerConfig } from '../src/config.js';
+import { loadWorkerConfig, requireCms, type WorkerConfig } from '../src/config/worker.js';
 import { openWriter, type Db } from '../src/db/connection.js';
 import { getWorkerState, recentRuns, setWorkerState } from '../src/db/sync-runs.js';
 import { UsageError } from '../src/errors.js';

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { existsSync } from 'node:fs';
-import { loadCliConfig, type CliConfig } from '../config.js';
+import { loadCliConfig, type CliConfig } from '../config/cli.js';
 import { KeysDatabaseMissingError } from '../db/keys-connection.js';
 import { UsageError } from '../errors.js';
 import { backupDatabase, restoreKeys } from '../keys/backup.js';

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import type { Db } from './connection.js';
+import type Database from 'better-sqlite3';
 
 /*
  * Keeping the write-ahead log small. SQLite's automatic checkpoints copy the WAL back into the
@@ -31,7 +31,8 @@ export interface CheckpointOutcome {
  * Checkpoints the WAL and truncates it (PRAGMA wal_checkpoint(TRUNCATE)) when readers allow,
  * waiting at most about a second for them, then reports the file sizes.
  */
-export function truncateWal(db: Db, waitMs = CHECKPOINT_WAIT_MS): CheckpointOutcome {
+// Any connection with its better-sqlite3 handle (the worker's Db): the pragmas need no more.
+export function truncateWal(db: { $client: Database.Database }, waitMs = CHECKPOINT_WAIT_MS): CheckpointOutcome {
   const sqlite = db.$client;
   const previousTimeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
   let truncated = false;

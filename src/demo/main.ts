@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
-import { loadDemoConfig } from '../config.js';
+import { loadDemoConfig } from '../config/demo.js';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
 import { runMain } from '../main-guard.js';

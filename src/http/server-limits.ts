@@ -1,9 +1,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ServerLimits } from '../config.js';
+import type { ServerLimits } from '../config/api.js';
 import type { Logger } from '../logger.js';
-
-export { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../config.js';
 
 /**
  * The API's node:http server with its limits, and JSON for the errors Node's own HTTP layer

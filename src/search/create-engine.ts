@@ -1,4 +1,5 @@
-import type { ApiConfig, SearchConfig } from '../config.js';
+import type { ApiConfig } from '../config/api.js';
+import type { SearchConfig } from '../config/search.js';
 import type { Logger } from '../logger.js';
 import { AdmittedEngine } from './admitted-engine.js';
 import type { SearchEngine } from './engine.js';

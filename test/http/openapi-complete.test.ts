@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { loadApiConfig } from '../../src/config.js';
+import { loadApiConfig } from '../../src/config/api.js';
 import { buildOpenApiDocument } from '../../src/http/openapi.js';
 import * as responseSchemas from '../../src/http/response-schemas.js';
 import { errorSchema } from '../../src/http/response-schemas.js';

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadApiConfig } from '../../src/config.js';
+import { loadApiConfig } from '../../src/config/api.js';
 import { addKey, startApi, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

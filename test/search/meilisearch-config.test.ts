@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadApiConfig, loadWorkerConfig } from '../../src/config.js';
+import { loadApiConfig } from '../../src/config/api.js';
+import { loadWorkerConfig } from '../../src/config/worker.js';
 import { openWriter } from '../../src/db/connection.js';
 import { ConfigError } from '../../src/errors.js';
 import { createSearchEngine, createSearchIndexer } from '../../src/search/create-engine.js';

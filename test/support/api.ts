@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
-import { createApiServer, DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../src/http/server-limits.js';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../src/config/api.js';
+import { createApiServer } from '../../src/http/server-limits.js';
 import type { ResponseCache } from '../../src/http/representation.js';
 import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
 import { KeysStore } from '../../src/db/keys-store.js';
@@ -50,7 +51,7 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** The keys database the API uses by default: `keys.db` beside the snapshot (as in config.ts). */
+/** The keys database the API uses by default: `keys.db` beside the snapshot (as in src/config/fields.ts). */
 export function keysPathFor(databasePath: string): string {
   return join(dirname(databasePath), 'keys.db');
 }

@@ -1,7 +1,9 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { loadApiConfig, loadCliConfig, loadWorkerConfig, requireCms } from '../../src/config.js';
+import { loadApiConfig } from '../../src/config/api.js';
+import { loadCliConfig } from '../../src/config/cli.js';
+import { loadWorkerConfig, requireCms } from '../../src/config/worker.js';
 import { ConfigError } from '../../src/errors.js';
 import { runNode, SERVER_PATH } from '../cli/run-node.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadApiConfig, loadWorkerConfig } from '../../src/config.js';
+import { loadApiConfig } from '../../src/config/api.js';
+import { loadWorkerConfig } from '../../src/config/worker.js';
 import { memoryLogger } from '../support/api.js';
 
 const KEY = 'lsk_0123456789ABCDEFGHIJabcdefghij';
