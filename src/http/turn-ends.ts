@@ -37,8 +37,15 @@ export class TurnEnds {
     const ending = this.pending;
     this.pending = [];
     for (let i = 0; i < ending.length; i += 2) {
+      const res = ending[i] as ServerResponse;
       // A client gone meanwhile: Node drops the write, and the request log says "aborted".
-      (ending[i] as ServerResponse).end(ending[i + 1] as Buffer | undefined);
+      try {
+        res.end(ending[i + 1] as Buffer | undefined);
+      } catch {
+        // Not expected of Node; but thrown here, outside any request, it would stop the
+        // process and leave the other answers of the turn unsent. This one is cut instead.
+        res.destroy();
+      }
     }
   }
 }

@@ -86,6 +86,26 @@ describe('TurnEnds', () => {
     expect(endedBeforeSlowWork).toBe(true);
   });
 
+  it('a response that cannot be ended is cut, and the other answers of its turn still leave', async () => {
+    const ends = new TurnEnds();
+    const held: ServerResponse[] = [];
+    const port = await listen((_req, res) => {
+      held.push(res);
+      if (held.length < 2) return;
+      const [broken, fine] = held as [ServerResponse, ServerResponse];
+      broken.end = () => {
+        throw new Error('cannot end');
+      };
+      for (const r of [broken, fine]) {
+        r.writeHead(200, ['Content-Length', '2']);
+        ends.end(r, Buffer.from('ok'));
+      }
+    });
+    const outcomes = await Promise.allSettled([get(port, '/'), get(port, '/')]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(outcomes.find((o) => o.status === 'fulfilled')).toMatchObject({ value: { status: 200, body: 'ok' } });
+  });
+
   it('a response whose client left before the turn ended is dropped without an error', async () => {
     const ends = new TurnEnds();
     const closed = new Promise<boolean>((resolve, reject) => {
