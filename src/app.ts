@@ -59,6 +59,8 @@ export type App = RequestListener & {
    * missing or a locale not synced yet: the store logs the first, a request answers either.
    */
   warm(): void;
+  /** Ends now the fast path's answers held until the end of the turn (src/http/turn-ends.ts). */
+  flush(): void;
 };
 
 /**
@@ -121,7 +123,7 @@ export function createApp(deps: AppDeps): App {
       }
     }
   };
-  return Object.assign(listener, { limiter, warm });
+  return Object.assign(listener, { limiter, warm, flush: () => ends.flush() });
 }
 
 function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {

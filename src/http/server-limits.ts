@@ -9,8 +9,14 @@ import type { Logger } from '../logger.js';
  * server here, so what is tested is what runs.
  */
 
+/**
+ * The app, and (src/app.ts) a way to end at once the answers it holds until the end of the
+ * turn (src/http/turn-ends.ts).
+ */
+export type ApiListener = RequestListener & { flush?: () => void };
+
 /** Builds the server, with the limits and the JSON error answers set; it does not listen. */
-export function createApiServer(app: RequestListener, limits: ServerLimits, logger: Logger): Server {
+export function createApiServer(app: ApiListener, limits: ServerLimits, logger: Logger): Server {
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -32,12 +38,19 @@ export function createApiServer(app: RequestListener, limits: ServerLimits, logg
   server.maxConnections = limits.maxConnections;
   // A client that stops reading a response holds its socket; drop it after this much silence.
   server.setTimeout(limits.requestTimeoutMs);
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, logger));
+  // Node reports a refused request, and hands over a CONNECT's socket, in the same turn as the
+  // requests read before it on that socket: the answers the fast path holds for those
+  // (src/http/turn-ends.ts) are written first, or destroying or ending the socket loses them.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    app.flush?.();
+    answerClientError(error, socket, logger);
+  });
   // Without these listeners Node answers an unknown Expect with an empty 417 and drops CONNECT.
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     sendJsonError(res, 417, 'expectation_failed', 'The Expect header is not supported; send the request without it.');
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    app.flush?.();
     writeRaw(socket, 405, 'method_not_allowed', 'Method CONNECT is not supported: this API is read-only, use GET or HEAD.', {
       Allow: 'GET, HEAD',
     });

@@ -20,7 +20,8 @@ export const endNow: EndResponse = (res, body) => {
  * A response waits at most for the rest of its turn; under light load the turn holds only
  * itself. Work that may take long calls flush() first, so that the answers already made do
  * not wait for it (src/app.ts): a request going on to Express (a query, a search), and a
- * locale's view rebuilt after a sync.
+ * locale's view rebuilt after a sync. So does Node answering a socket itself (a refused
+ * request, CONNECT: src/http/server-limits.ts), which would otherwise cut or overtake them.
  */
 export class TurnEnds {
   private pending: (ServerResponse | Buffer | undefined)[] = [];

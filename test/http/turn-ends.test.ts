@@ -1,5 +1,5 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TurnEnds } from '../../src/http/turn-ends.js';
 import { addKey, startApi, testClock } from '../support/api.js';
@@ -196,6 +196,37 @@ describe('the API with answers ending at the end of the turn', () => {
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
       expect(zhBuilt()).toBe(true);
       expect(zhBuiltWhenEnglishEnded).toBe(false);
+    } finally {
+      await api.close();
+      dir.cleanup();
+    }
+  });
+
+  it('writes the pending answers of the turn before Node refuses a request that follows them on the socket, or hands it to CONNECT', async () => {
+    const dir = tempDir();
+    const dbPath = dir.path('snapshot.db');
+    buildSnapshot(dbPath, {
+      sections: [rawSection({ slug: 'fiber' })],
+      articles: ['one', 'two'].map((slug) => rawArticle({ slug, section_slug: 'fiber', published_at: '2026-11-01T11:00:00Z' })),
+    });
+    const { key } = addKey(dbPath);
+    const api = await startApi({ databasePath: dbPath, clock: testClock('2026-11-01T12:00:00Z') });
+    try {
+      expect((await api.request.get('/api/v1/articles?limit=1').set('X-API-Key', key)).status).toBe(200);
+      const cached = `GET /api/v1/articles?limit=1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n\r\n`;
+      // One packet: the cached page (answered by the fast path), then what Node itself answers.
+      const send = (payload: string) =>
+        new Promise<string[]>((resolve) => {
+          const socket = connect(Number(new URL(api.url).port), '127.0.0.1');
+          let text = '';
+          socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+          socket.on('error', () => undefined);
+          socket.on('close', () => resolve([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]!)));
+          socket.write(payload);
+        });
+      expect(await send(`${cached}GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n`)).toEqual(['200']);
+      expect(await send(`${cached}GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).toEqual(['200']);
+      expect(await send(`${cached}CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`)).toEqual(['200', '405']);
     } finally {
       await api.close();
       dir.cleanup();
