@@ -121,69 +121,79 @@ describe('TurnEnds', () => {
   });
 });
 
+const NOW = '2026-11-01T12:00:00Z';
+const CACHED = '/api/v1/articles?limit=1';
+
+/** The real API over two English articles and a Chinese one, with CACHED cached (English). */
+async function cachedApi() {
+  const dir = tempDir();
+  const dbPath = dir.path('snapshot.db');
+  const published_at = '2026-11-01T11:00:00Z';
+  buildSnapshot(dbPath, {
+    sections: [rawSection({ slug: 'fiber' }), { ...rawSection({ slug: 'fiber' }), locale: 'zh' }],
+    articles: [
+      ...['one', 'two'].map((slug) => rawArticle({ slug, section_slug: 'fiber', published_at })),
+      rawArticle({ locale: 'zh', section_slug: 'fiber', published_at }),
+    ],
+  });
+  const { key } = addKey(dbPath);
+  // debug: the API logs each view it builds.
+  const api = await startApi({ databasePath: dbPath, clock: testClock(NOW), logLevel: 'debug' });
+  const headers = { 'X-API-Key': key };
+  expect((await api.request.get(CACHED).set(headers)).status).toBe(200);
+  return {
+    api,
+    key,
+    headers,
+    async close() {
+      await api.close();
+      dir.cleanup();
+    },
+  };
+}
+
+/** A server that holds requests until two have arrived, then gives both to `answer` in one turn. */
+function listenForTwo(answer: (first: [IncomingMessage, ServerResponse], second: [IncomingMessage, ServerResponse]) => void) {
+  const held: [IncomingMessage, ServerResponse][] = [];
+  return listen((req, res) => {
+    held.push([req, res]);
+    if (held.length < 2) return;
+    // The cached page first, whichever arrived first.
+    const first = held.find(([r]) => r.url === CACHED)!;
+    answer(first, held.find((pair) => pair !== first)!);
+  });
+}
+
 describe('the API with answers ending at the end of the turn', () => {
   it('ends the pending answers of the fast path before a request of the same turn goes on to Express', async () => {
-    const dir = tempDir();
-    const dbPath = dir.path('snapshot.db');
-    buildSnapshot(dbPath, {
-      sections: [rawSection({ slug: 'fiber' })],
-      articles: ['one', 'two'].map((slug) => rawArticle({ slug, section_slug: 'fiber', published_at: '2026-11-01T11:00:00Z' })),
-    });
-    const { key } = addKey(dbPath);
-    const api = await startApi({ databasePath: dbPath, clock: testClock('2026-11-01T12:00:00Z') });
+    const { api, headers, close } = await cachedApi();
     try {
-      const headers = { 'X-API-Key': key };
-      // Cached once, so that the same page is answered by the fast path below.
-      expect((await api.request.get('/api/v1/articles?limit=1').set(headers)).status).toBe(200);
-      // Two requests handed to the app in one turn: the cached page first, then a page
-      // that is not cached yet, which only Express answers.
-      const held: [IncomingMessage, ServerResponse][] = [];
+      // The cached page, then a page not cached yet, which only Express answers.
       let cachedEndedBeforeExpress: boolean | undefined;
-      const port = await listen((req, res) => {
-        held.push([req, res]);
-        if (held.length < 2) return;
-        const first = held.find(([r]) => r.url!.endsWith('limit=1'))!;
-        const second = held.find((pair) => pair !== first)!;
-        api.app(...first);
-        const cached = first[1];
-        const endedByFastPath = cached.writableEnded;
-        api.app(...second);
-        cachedEndedBeforeExpress = !endedByFastPath && cached.writableEnded;
+      const port = await listenForTwo((cached, uncached) => {
+        api.app(...cached);
+        const endedByFastPath = cached[1].writableEnded;
+        api.app(...uncached);
+        cachedEndedBeforeExpress = !endedByFastPath && cached[1].writableEnded;
       });
-      const [cached, uncached] = await Promise.all([get(port, '/api/v1/articles?limit=1', headers), get(port, '/api/v1/articles?limit=2', headers)]);
+      const [cached, uncached] = await Promise.all([get(port, CACHED, headers), get(port, '/api/v1/articles?limit=2', headers)]);
       expect([cached.status, uncached.status]).toEqual([200, 200]);
       expect((JSON.parse(uncached.body) as { data: unknown[] }).data).toHaveLength(2);
       expect(cachedEndedBeforeExpress).toBe(true);
     } finally {
-      await api.close();
-      dir.cleanup();
+      await close();
     }
   });
 
   it('ends the pending answers of the fast path before a view of the same turn is rebuilt', async () => {
-    const dir = tempDir();
-    const dbPath = dir.path('snapshot.db');
-    buildSnapshot(dbPath, {
-      sections: [rawSection({ slug: 'fiber' }), { ...rawSection({ slug: 'fiber' }), locale: 'zh' }],
-      articles: (['en', 'zh'] as const).map((locale) => rawArticle({ locale, section_slug: 'fiber', published_at: '2026-11-01T11:00:00Z' })),
-    });
-    const { key } = addKey(dbPath);
-    // debug: the API logs each view it builds.
-    const api = await startApi({ databasePath: dbPath, clock: testClock('2026-11-01T12:00:00Z'), logLevel: 'debug' });
+    const { api, headers, close } = await cachedApi();
     try {
-      const headers = { 'X-API-Key': key };
-      expect((await api.request.get('/api/v1/articles?limit=1').set(headers)).status).toBe(200);
       const zhBuilt = () => api.logs.some((line) => line.includes('built the view of zh'));
       expect(zhBuilt()).toBe(false);
-      // In one turn: the cached English page, then the first Chinese request, which builds
-      // the Chinese view before anything else. The English answer must not wait for it.
-      const held: [IncomingMessage, ServerResponse][] = [];
+      // The cached English page, then the first Chinese request, which builds the Chinese
+      // view before anything else. The English answer must not wait for it.
       let zhBuiltWhenEnglishEnded: boolean | undefined;
-      const port = await listen((req, res) => {
-        held.push([req, res]);
-        if (held.length < 2) return;
-        const english = held.find(([r]) => !r.url!.includes('locale=zh'))!;
-        const chinese = held.find((pair) => pair !== english)!;
+      const port = await listenForTwo((english, chinese) => {
         const end = english[1].end.bind(english[1]);
         english[1].end = ((...args: Parameters<ServerResponse['end']>) => {
           zhBuiltWhenEnglishEnded = zhBuilt();
@@ -192,28 +202,19 @@ describe('the API with answers ending at the end of the turn', () => {
         api.app(...english);
         api.app(...chinese);
       });
-      const answers = await Promise.all([get(port, '/api/v1/articles?limit=1', headers), get(port, '/api/v1/articles?locale=zh&limit=1', headers)]);
+      const answers = await Promise.all([get(port, CACHED, headers), get(port, '/api/v1/articles?locale=zh&limit=1', headers)]);
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
       expect(zhBuilt()).toBe(true);
       expect(zhBuiltWhenEnglishEnded).toBe(false);
     } finally {
-      await api.close();
-      dir.cleanup();
+      await close();
     }
   });
 
   it('writes the pending answers of the turn before Node refuses a request that follows them on the socket, or hands it to CONNECT', async () => {
-    const dir = tempDir();
-    const dbPath = dir.path('snapshot.db');
-    buildSnapshot(dbPath, {
-      sections: [rawSection({ slug: 'fiber' })],
-      articles: ['one', 'two'].map((slug) => rawArticle({ slug, section_slug: 'fiber', published_at: '2026-11-01T11:00:00Z' })),
-    });
-    const { key } = addKey(dbPath);
-    const api = await startApi({ databasePath: dbPath, clock: testClock('2026-11-01T12:00:00Z') });
+    const { api, key, close } = await cachedApi();
     try {
-      expect((await api.request.get('/api/v1/articles?limit=1').set('X-API-Key', key)).status).toBe(200);
-      const cached = `GET /api/v1/articles?limit=1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n\r\n`;
+      const cached = `GET ${CACHED} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n\r\n`;
       // One packet: the cached page (answered by the fast path), then what Node itself answers.
       const send = (payload: string) =>
         new Promise<string[]>((resolve) => {
@@ -228,8 +229,7 @@ describe('the API with answers ending at the end of the turn', () => {
       expect(await send(`${cached}GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).toEqual(['200']);
       expect(await send(`${cached}CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`)).toEqual(['200', '405']);
     } finally {
-      await api.close();
-      dir.cleanup();
+      await close();
     }
   });
 });
