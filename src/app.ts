@@ -72,12 +72,13 @@ export type App = RequestListener & {
 export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
   // The fast path's answers of a turn leave together at its end (src/http/turn-ends.ts); work
-  // that may take long ends them first: Express's (a query, a search), and a view's rebuild
-  // after a sync (about 0.4 s per 100,000 articles).
+  // that may take long ends them first: Express's (a query, a search), a view's rebuild after
+  // a sync (about 0.4 s per 100,000 articles), and Node answering a socket itself (the server
+  // calls the app's flush, src/http/server-limits.ts).
   const ends = new TurnEnds();
   const catalog = new Catalog(
     (locale, version, ms) => deps.logger.debug({ locale, version, ms }, `built the view of ${locale} (content version ${version}) in ${ms} ms`),
-    () => ends.flush(),
+    ends.flush,
   );
   const cache = deps.responseCache ?? new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
   const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 1, ...deps.rateLimit, processes: deps.processes ?? 1 });
@@ -123,7 +124,7 @@ export function createApp(deps: AppDeps): App {
       }
     }
   };
-  return Object.assign(listener, { limiter, warm, flush: () => ends.flush() });
+  return Object.assign(listener, { limiter, warm, flush: ends.flush });
 }
 
 function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {

@@ -25,15 +25,14 @@ export const endNow: EndResponse = (res, body) => {
  */
 export class TurnEnds {
   private pending: (ServerResponse | Buffer | undefined)[] = [];
-  private readonly endTurn = () => this.flush();
 
   readonly end: EndResponse = (res, body) => {
-    if (this.pending.length === 0) setImmediate(this.endTurn);
+    if (this.pending.length === 0) setImmediate(this.flush);
     this.pending.push(res, body);
   };
 
-  /** Ends every pending response now. */
-  flush(): void {
+  /** Ends every pending response now (bound: it can be passed as a callback). */
+  readonly flush = (): void => {
     if (this.pending.length === 0) return;
     const ending = this.pending;
     this.pending = [];
@@ -48,5 +47,5 @@ export class TurnEnds {
         res.destroy();
       }
     }
-  }
+  };
 }
