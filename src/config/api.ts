@@ -41,7 +41,7 @@ function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_T
   });
 }
 
-const apiSchema = z.object({
+export const apiSchema = z.object({
   ...common,
   ...keysPath,
   ...meiliApi,
