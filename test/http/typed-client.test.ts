@@ -81,9 +81,9 @@ describe('a typed client generated from /api/v1/openapi.json', () => {
 
   it('compiles a client written with openapi-fetch, and refuses each typical mistake', () => {
     writeFileSync(dir.path('client.ts'), CLIENT_SOURCE);
-    // The README's example too, so what partners are shown compiles against the real types.
-    const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
-    const example = /### Integrating[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    // The partners' guide's example too (docs/partners.md), so what partners are shown compiles against the real types.
+    const guide = readFileSync(join(projectRoot(), 'docs', 'partners.md'), 'utf8');
+    const example = /## Integrating[\s\S]*?```ts\n([\s\S]*?)```/.exec(guide)?.[1];
     expect(example).toContain("createClient<paths>");
     writeFileSync(dir.path('readme-client.ts'), example!.replace("'./syndication.js'", "'./schema.js'"));
     const mistakes = MISTAKES.map((mistake, i) => {
