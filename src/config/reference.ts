@@ -74,7 +74,7 @@ export const MEANINGS: Record<string, Meaning> = {
     meaning: 'Share of the running slots, and of running + waiting places, one key may hold (at least one of each).',
   },
   SEARCH_RANK_ALL_MAX: {
-    meaning: 'Up to this many matches every match is ranked by relevance; past it, see [Search](search.md#cheap-common-terms).',
+    meaning: 'Up to this many matches every match is ranked by relevance; past it, see [Search](search.md#how-the-embedded-engine-keeps-the-api-responsive) (cheap common terms).',
   },
   SEARCH_WORKER_NICE: {
     meaning: 'Niceness (0-19) of the search threads, so that lists and `/health` win the CPU when both want it (Linux: per thread).',

@@ -13,7 +13,7 @@ import { CLIENT_SOURCE, MISTAKE_PRELUDE, MISTAKES } from '../support/typed-clien
 import { isoPlus, MINUTE } from './contract-helpers.js';
 
 /*
- * The integration the README recommends, end to end: types generated from the live
+ * The integration docs/partners.md recommends, end to end: types generated from the live
  * /api/v1/openapi.json with openapi-typescript, a client written with openapi-fetch
  * type-checked by the TypeScript compiler (any error fails), then run as its own process
  * against the live API.
