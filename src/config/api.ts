@@ -41,7 +41,7 @@ function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_T
   });
 }
 
-const apiSchema = z.object({
+export const apiSchema = z.object({
   ...common,
   ...keysPath,
   ...meiliApi,
@@ -64,7 +64,7 @@ const apiSchema = z.object({
       })
       .transform((v) => (v.startsWith('/') ? v : httpUrl.parse(v))),
   ).default('/'),
-  // Off by default (see the README's Rate limits): a harness or partner that was not limited
+  // Off by default (see docs/partners.md, Rate limits): a harness or partner that was not limited
   // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.
   RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(0),
   RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),

@@ -4,7 +4,7 @@ import { common, int, keysDatabasePath, keysPath, optional, parse, type Env } fr
 
 /* The editors' CLI's configuration (npm run keys). */
 
-const cliSchema = z.object({
+export const cliSchema = z.object({
   ...common,
   ...keysPath,
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(60_000),

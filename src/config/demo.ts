@@ -5,7 +5,7 @@ import { int, optional, parse, type Env } from './fields.js';
 
 /* The demo's configuration (npm run demo). */
 
-const demoSchema = z.object({
+export const demoSchema = z.object({
   PORT: optional(int(0, 65_535)).default(3000),
   // Not DATABASE_PATH: the demo deletes and rewrites its snapshot at each start, and on a host
   // whose shell exports the production DATABASE_PATH that would replace the live snapshot.

@@ -77,7 +77,7 @@ export const common = {
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })).default('info'),
 };
 
-// The keys database lives beside the snapshot unless told otherwise (see the README).
+// The keys database lives beside the snapshot unless told otherwise (docs/configuration.md).
 export const keysPath = {
   KEYS_DATABASE_PATH: optional(z.string()),
 };

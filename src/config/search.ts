@@ -63,7 +63,7 @@ export interface SearchRuntimeConfig {
   timeoutMs: number;
   /** Share of the running slots and of the waiting places one key may hold, in percent. */
   keySharePercent: number;
-  /** Up to this many exposed matches, every match is ranked by relevance; past it, see README. */
+  /** Up to this many exposed matches, every match is ranked by relevance; past it, see docs/search.md. */
   rankAllMax: number;
   /** Niceness of the search threads: lists and /health keep the CPU when searches compete. */
   workerNice: number;

@@ -6,7 +6,7 @@ import { searchConfig, type SearchConfig } from './search.js';
 
 /* The sync worker's configuration (npm run sync). */
 
-const workerSchema = z.object({
+export const workerSchema = z.object({
   ...common,
   ...meiliWorker,
   CMS_BASE_URL: optional(httpUrl),

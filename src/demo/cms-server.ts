@@ -52,7 +52,7 @@ export interface CmsServerHandle {
 
 const MAX_PER_PAGE = 100;
 
-/** Starts an HTTP server that speaks the CMS contract (cms-contract.md) over the store. */
+/** Starts an HTTP server that speaks the CMS contract (docs/specs/cms-contract.md) over the store. */
 export async function startCmsServer(options: CmsServerOptions): Promise<CmsServerHandle> {
   const host = options.host ?? '127.0.0.1';
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');

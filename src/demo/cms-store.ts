@@ -1,7 +1,7 @@
 import { isLocale, type Locale } from '../locale.js';
 import { parseIsoToMs } from '../time.js';
 
-/** Records exactly as the CMS contract sends them (snake_case; see cms-contract.md). */
+/** Records exactly as the CMS contract sends them (snake_case; see docs/specs/cms-contract.md). */
 export interface RawImage {
   url: string;
   alt: string;

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { runMain } from '../main-guard.js';
 
 /*
- * A partner's mirror, as the README's guide describes it: follow GET /api/v1/changes, apply
+ * A partner's mirror, as docs/partners.md describes it: follow GET /api/v1/changes, apply
  * upserts and deletes to a local copy, store `next` with the copy, start over on
  * invalid_cursor. The copy is a JSON file here; a partner would use their own database.
  *

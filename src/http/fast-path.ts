@@ -22,8 +22,8 @@ const PREFIX = '/api/v1/';
 
 /**
  * Answers a repeated request for a cached list, article or section list without entering
- * Express, whose routing alone costs more than the rest of such a request (see the README's
- * benchmark figures). It does exactly what the route does for a cache hit, through the same
+ * Express, whose routing alone costs more than the rest of such a request (see
+ * docs/benchmarks.md). It does exactly what the route does for a cache hit, through the same
  * key check and rate limit (run once per request, src/http/api-key.ts), parameter parsing and
  * cache key (src/http/cacheable.ts), with the same request log (src/app.ts) and the same
  * headers, written in one call (src/http/response-head.ts), and it labels the request with

@@ -1,7 +1,7 @@
 /*
  * Every error code a partner can meet, with its status, when it happens and an example body:
  * the OpenAPI document lists, per operation, the codes that apply to it (src/http/openapi.ts).
- * The table is the contract's (/work/shared/api-contract.md, "Errors").
+ * The table is the contract's (docs/specs/api-contract.md, "Errors").
  */
 
 export interface ErrorCodeDoc {

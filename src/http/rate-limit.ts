@@ -5,7 +5,7 @@ import type { VerifiedKey } from '../keys/verifier.js';
  * Per-key request rates, as a token bucket kept with GCRA (one timestamp per key: the time at
  * which the key's bucket would be full again). A key may send its burst at once, then its
  * rate; a refused request costs nothing. State is per process: with N API processes on a host,
- * each enforces 1/N of every key's rate and burst (see the README, "Rate limits"), so the
+ * each enforces 1/N of every key's rate and burst (docs/decisions/0007-rate-limits-across-processes.md), so the
  * host as a whole never lets a key past its rate and no request pays for shared state.
  */
 

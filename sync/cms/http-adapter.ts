@@ -9,7 +9,7 @@ export interface HttpCmsAdapterOptions {
 }
 
 /**
- * The `http` adapter: reads the CMS contract (cms-contract.md) through the client. A response
+ * The `http` adapter: reads the CMS contract (docs/specs/cms-contract.md) through the client. A response
  * of the wrong shape fails the request (not retryable: asking again gets the same answer); a
  * bad record only lands in `rejected`.
  */

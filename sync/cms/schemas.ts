@@ -5,7 +5,7 @@ import { normalizeIso } from '../../src/time.js';
 import type { ArticleRecord, RejectedRecord, SectionRecord } from './types.js';
 
 /**
- * What the CMS sends (cms-contract.md) and how one raw record becomes an internal record.
+ * What the CMS sends (docs/specs/cms-contract.md) and how one raw record becomes an internal record.
  * Envelopes are all-or-nothing (the adapter fails the request); records are judged one by one
  * so that one broken article does not hold back the rest of its page.
  */

@@ -6,7 +6,7 @@ import { projectRoot } from '../../src/paths.js';
 import { article, section, startFeedHarness, type FeedHarness } from '../support/feed-harness.js';
 
 /*
- * The README's mirror example (src/examples/mirror.ts), run as a partner would run it, as a
+ * The partners' guide's mirror example (docs/partners.md, src/examples/mirror.ts), run as a partner would run it, as a
  * child process against a real API over a snapshot synced from the test CMS.
  */
 

@@ -13,7 +13,7 @@ import { CLIENT_SOURCE, MISTAKE_PRELUDE, MISTAKES } from '../support/typed-clien
 import { isoPlus, MINUTE } from './contract-helpers.js';
 
 /*
- * The integration the README recommends, end to end: types generated from the live
+ * The integration docs/partners.md recommends, end to end: types generated from the live
  * /api/v1/openapi.json with openapi-typescript, a client written with openapi-fetch
  * type-checked by the TypeScript compiler (any error fails), then run as its own process
  * against the live API.
@@ -81,9 +81,9 @@ describe('a typed client generated from /api/v1/openapi.json', () => {
 
   it('compiles a client written with openapi-fetch, and refuses each typical mistake', () => {
     writeFileSync(dir.path('client.ts'), CLIENT_SOURCE);
-    // The README's example too, so what partners are shown compiles against the real types.
-    const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
-    const example = /### Integrating[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    // The partners' guide's example too (docs/partners.md), so what partners are shown compiles against the real types.
+    const guide = readFileSync(join(projectRoot(), 'docs', 'partners.md'), 'utf8');
+    const example = /## Integrating[\s\S]*?```ts\n([\s\S]*?)```/.exec(guide)?.[1];
     expect(example).toContain("createClient<paths>");
     writeFileSync(dir.path('readme-client.ts'), example!.replace("'./syndication.js'", "'./schema.js'"));
     const mistakes = MISTAKES.map((mistake, i) => {

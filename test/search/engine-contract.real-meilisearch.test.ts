@@ -9,7 +9,7 @@ import { searchContract } from './engine-contract.js';
  */
 const host = process.env.MEILI_HOST?.trim() || undefined;
 const apiKey = process.env.MEILI_API_KEY || undefined;
-// Optional: check the keys the processes will really use (see the README's Meilisearch section).
+// Optional: check the keys the processes will really use (see docs/search.md, Meilisearch).
 const searchKey = process.env.MEILI_SEARCH_KEY || undefined;
 const adminKey = process.env.MEILI_ADMIN_KEY || undefined;
 

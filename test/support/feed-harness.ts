@@ -88,7 +88,7 @@ export async function startFeedHarness(options: { start?: string; feedRetentionD
   };
 }
 
-/** A partner's copy, kept from the feed exactly as the README tells partners to. */
+/** A partner's copy, kept from the feed exactly as docs/partners.md tells partners to. */
 export class Mirror {
   readonly articles = new Map<string, Article>();
   cursor: string | undefined;

@@ -1,6 +1,6 @@
 /*
  * The small partner client the typed-client test compiles and runs: written the way the
- * README recommends (types from openapi-typescript, calls with openapi-fetch). It is kept as
+ * partners' guide recommends (docs/partners.md: types from openapi-typescript, calls with openapi-fetch). It is kept as
  * text because it imports the types the test generates at run time.
  */
 

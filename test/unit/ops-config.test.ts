@@ -48,7 +48,7 @@ describe('operations settings', () => {
 
 describe('.env.example', () => {
   const example = readFileSync(`${REPO_ROOT}.env.example`, 'utf8');
-  const readme = readFileSync(`${REPO_ROOT}README.md`, 'utf8');
+  const reference = readFileSync(`${REPO_ROOT}docs/configuration.md`, 'utf8');
   const configDir = `${REPO_ROOT}src/config/`;
   const config = readdirSync(configDir)
     .filter((file) => file.endsWith('.ts'))
@@ -57,11 +57,11 @@ describe('.env.example', () => {
   // Every NAME: in a zod schema of src/config/ is an environment variable.
   const variables = [...new Set([...config.matchAll(/^\s+([A-Z][A-Z0-9_]+): optional\(/gm)].map((m) => m[1]!))];
 
-  it('lists every variable src/config/ reads, and each has a row in the README', () => {
+  it('lists every variable src/config/ reads, and each has a row in the configuration reference', () => {
     expect(variables.length).toBeGreaterThan(20);
     for (const name of variables) {
       expect(example, name).toMatch(new RegExp(`^#? ?${name}=`, 'm'));
-      expect(readme, name).toContain(`| \`${name}\` |`);
+      expect(reference, name).toContain(`| \`${name}\` |`);
     }
   });
 
