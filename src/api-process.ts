@@ -41,6 +41,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
     processes: config.processes,
     trustProxy: config.trustProxy,
     publicBaseUrl: config.publicBaseUrl,
+    fastPath: config.fastPath,
   });
 
   // A stop before the port is open has nothing to drain: it ends the start there, exit 0. One

@@ -1,5 +1,5 @@
 import express from 'express';
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Catalog } from './content/catalog.js';
 import type { KeysStore } from './db/keys-store.js';
 import type { SnapshotStore } from './db/snapshot-store.js';
@@ -11,7 +11,6 @@ import { ResponseCache } from './http/representation.js';
 import { leadingHeaders, setHeaders } from './http/response-head.js';
 import { securityHeaderList } from './http/security-headers.js';
 import { requestLog, type ResponseHook } from './http/request-log.js';
-import { TurnEnds } from './http/turn-ends.js';
 import { contentRoutes } from './http/routes/content.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
@@ -48,6 +47,8 @@ export interface AppDeps {
   snapshotMaxAgeSeconds?: number;
   /** Express's `trust proxy` value (TRUST_PROXY); the request log uses the same rules. */
   trustProxy?: TrustProxy;
+  /** FAST_PATH: false sends every request through Express (src/http/fast-path.ts); on by default. */
+  fastPath?: boolean;
 }
 
 /** The listener, and the parts other modules report on (metrics). */
@@ -59,8 +60,8 @@ export type App = RequestListener & {
    * missing or a locale not synced yet: the store logs the first, a request answers either.
    */
   warm(): void;
-  /** Ends now the fast path's answers held until the end of the turn (src/http/turn-ends.ts). */
-  flush(): void;
+  /** Registers on the server carrying the app what the fast path needs of it (src/http/server-limits.ts calls it). */
+  attach(server: Server): void;
 };
 
 /**
@@ -71,14 +72,8 @@ export type App = RequestListener & {
  */
 export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
-  // The fast path's answers of a turn leave together at its end (src/http/turn-ends.ts); work
-  // that may take long ends them first: Express's (a query, a search), a view's rebuild after
-  // a sync (about 0.4 s per 100,000 articles), and Node answering a socket itself (the server
-  // calls the app's flush, src/http/server-limits.ts).
-  const ends = new TurnEnds();
-  const catalog = new Catalog(
-    (locale, version, ms) => deps.logger.debug({ locale, version, ms }, `built the view of ${locale} (content version ${version}) in ${ms} ms`),
-    ends.flush,
+  const catalog = new Catalog((locale, version, ms) =>
+    deps.logger.debug({ locale, version, ms }, `built the view of ${locale} (content version ${version}) in ${ms} ms`),
   );
   const cache = deps.responseCache ?? new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
   const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 1, ...deps.rateLimit, processes: deps.processes ?? 1 });
@@ -105,15 +100,12 @@ export function createApp(deps: AppDeps): App {
   const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy ?? false) });
   const security = securityHeaderList();
-  const fastPath = createFastPath({ ...keyCheck, catalog, cache, security, ends });
+  const fastPath = deps.fastPath === false ? undefined : createFastPath({ ...keyCheck, catalog, cache, security });
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     const context = begin(req, res);
-    if (fastPath(req, res)) context.fastPath = true;
-    else {
-      ends.flush();
-      setHeaders(res, leadingHeaders(context, security));
-      app(req, res);
-    }
+    if (fastPath?.(req, res, context)) return;
+    setHeaders(res, leadingHeaders(context, security));
+    app(req, res);
   };
   const warm = () => {
     for (const locale of LOCALES) {
@@ -124,7 +116,8 @@ export function createApp(deps: AppDeps): App {
       }
     }
   };
-  return Object.assign(listener, { limiter, warm, flush: ends.flush });
+  const attach = (server: Server) => fastPath?.attach(server);
+  return Object.assign(listener, { limiter, warm, attach });
 }
 
 function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {

@@ -41,6 +41,17 @@ function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_T
   });
 }
 
+// on: repeated cacheable reads are answered without entering Express (src/http/fast-path.ts);
+// off: Express answers every request, the same answers (the HTTP suites run both ways).
+const fastPath = {
+  FAST_PATH: optional(z.enum(['on', 'off'], { error: 'must be on or off' })).default('on'),
+};
+
+/** FAST_PATH alone, for what builds an app without the rest of the API's configuration (tests). */
+export function fastPathEnabled(env: Env): boolean {
+  return parse(z.object(fastPath), env).FAST_PATH === 'on';
+}
+
 export const apiSchema = z.object({
   ...common,
   ...keysPath,
@@ -75,6 +86,7 @@ export const apiSchema = z.object({
   WEB_CONCURRENCY: optional(int(1, 256)).default(1),
   SHUTDOWN_TIMEOUT_MS: optional(int(0, 600_000)).default(10_000),
   TRUST_PROXY: optional(trustProxy).default(false),
+  ...fastPath,
   ...searchRuntime,
 });
 
@@ -104,6 +116,8 @@ export interface ApiConfig {
   shutdownTimeoutMs: number;
   /** Express's `trust proxy` value: which X-Forwarded-For hops give the client address. */
   trustProxy: boolean | number | string;
+  /** FAST_PATH: false sends every request through Express. */
+  fastPath: boolean;
 }
 
 export function loadApiConfig(env: Env): Readonly<ApiConfig> {
@@ -128,5 +142,6 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     processes: v.WEB_CONCURRENCY,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
     trustProxy: v.TRUST_PROXY,
+    fastPath: v.FAST_PATH === 'on',
   });
 }

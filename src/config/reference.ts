@@ -94,6 +94,10 @@ export const MEANINGS: Record<string, Meaning> = {
     meaning:
       'How long an idle keep-alive connection stays open. Behind a proxy, longer than the proxy\'s own idle timeout (see [Timeouts and limits](security.md#timeouts-and-limits)).',
   },
+  FAST_PATH: {
+    meaning:
+      '`on`: repeated cacheable reads are answered from the response cache without entering Express; `off`: Express answers every request, with the same answers (CI runs the HTTP suites both ways). See docs/architecture.md.',
+  },
   HTTP_MAX_CONNECTIONS: { meaning: 'Open connections per API process; Node closes any beyond it at once.' },
   RATE_LIMIT_PER_MINUTE: {
     meaning:

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { StoreSession } from '../db/snapshot-store.js';
 import type { VerifiedKey } from '../keys/verifier.js';
 import type { RateDecision } from './rate-limit.js';
+import type { Route } from './routes-table.js';
 
 /**
  * What the API learns about one request while answering it, in one typed place: read by the
@@ -14,8 +15,11 @@ export interface RequestContext {
   readonly startedAt: number;
   /** Echoed in X-Request-Id and logged on every line about this request. */
   readonly requestId: string;
-  /** The route's pattern (`/api/v1/articles/:slug`) once a route answered; a stable label. */
-  route: string | undefined;
+  /**
+   * The route of the request's path (src/http/routes-table.ts), matched once when the context
+   * is created; undefined for a path no route answers (a 404).
+   */
+  readonly route: Route | undefined;
   /** The partner's key once it passed the check (src/http/api-key.ts). */
   key: VerifiedKey | undefined;
   /** The store session the key was checked against; the route reads content through it. */
@@ -42,11 +46,11 @@ const CONTEXT = Symbol('requestContext');
 type WithContext = ServerResponse & { [CONTEXT]?: RequestContext };
 
 /** Creates the context of a new request; called once, first thing, by src/app.ts. */
-export function beginContext(res: ServerResponse, requestId: string, startedAt: number): RequestContext {
+export function beginContext(res: ServerResponse, requestId: string, startedAt: number, route: Route | undefined): RequestContext {
   const context: RequestContext = {
     startedAt,
     requestId,
-    route: undefined,
+    route,
     key: undefined,
     session: undefined,
     keyChecked: false,

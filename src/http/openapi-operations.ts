@@ -19,6 +19,7 @@ import {
   searchResultsSchema,
   sectionListSchema,
 } from './response-schemas.js';
+import { ROUTES } from './routes-table.js';
 
 /*
  * The API's operations, one entry each: src/http/openapi.ts turns an entry into a complete
@@ -59,7 +60,7 @@ const slug = {
 
 export const OPERATIONS: OperationSpec[] = [
   {
-    path: '/api/v1/articles',
+    path: ROUTES.articles.openapi!,
     operationId: 'listArticles',
     tag: 'Articles',
     summary: 'List published articles, newest first',
@@ -75,7 +76,7 @@ export const OPERATIONS: OperationSpec[] = [
     errors: ['invalid_parameter'],
   },
   {
-    path: '/api/v1/articles/{slug}',
+    path: ROUTES.article.openapi!,
     operationId: 'getArticle',
     tag: 'Articles',
     summary: 'Get one article with its Markdown body',
@@ -88,7 +89,7 @@ export const OPERATIONS: OperationSpec[] = [
     errors: ['invalid_parameter', 'not_found', 'article_removed'],
   },
   {
-    path: '/api/v1/categories',
+    path: ROUTES.categories.openapi!,
     operationId: 'listCategories',
     tag: 'Sections',
     summary: 'List active sections in editorial order',
@@ -100,7 +101,7 @@ export const OPERATIONS: OperationSpec[] = [
     errors: ['invalid_parameter'],
   },
   {
-    path: '/api/v1/search',
+    path: ROUTES.search.openapi!,
     operationId: 'searchArticles',
     tag: 'Search',
     summary: 'Search published articles, most relevant first',
@@ -115,7 +116,7 @@ export const OPERATIONS: OperationSpec[] = [
     errors: ['invalid_parameter', 'search_busy'],
   },
   {
-    path: '/api/v1/changes',
+    path: ROUTES.changes.openapi!,
     operationId: 'listChanges',
     tag: 'Changes',
     summary: 'Read the change feed: every change in what partners see, including takedowns',
@@ -131,7 +132,7 @@ export const OPERATIONS: OperationSpec[] = [
     errors: ['invalid_parameter', 'invalid_cursor'],
   },
   {
-    path: '/health',
+    path: ROUTES.health.openapi!,
     operationId: 'getHealth',
     tag: 'Service',
     summary: 'Service health (no key)',
@@ -150,7 +151,7 @@ export const OPERATIONS: OperationSpec[] = [
     },
   },
   {
-    path: '/api/v1/openapi.json',
+    path: ROUTES.openapi.openapi!,
     operationId: 'getOpenApi',
     tag: 'Service',
     summary: 'This OpenAPI 3.1 document (no key)',

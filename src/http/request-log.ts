@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { ClientAddress } from './client-address.js';
 import { beginContext, contextOf, type RequestContext } from './context.js';
 import { redactKeys } from './redact-url.js';
+import { routeOf } from './routes-table.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -41,16 +42,13 @@ export function requestLog(
     const req = res.req;
     const context = contextOf(res);
     logLine(logger, write, req, res, context, clientAddress);
-    if (onResponse) {
-      // Express's route pattern, for a request it answered; the fast path set the same one.
-      context.route ??= (req as { route?: { path?: unknown } }).route?.path as string | undefined;
-      onResponse(req, res, context);
-    }
+    if (onResponse) onResponse(req, res, context);
   }
   return function begin(req: IncomingMessage, res: ServerResponse): RequestContext {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const context = beginContext(res, id, Date.now());
+    // The route is matched here, once, for everything that reads it (src/http/routes-table.ts).
+    const context = beginContext(res, id, Date.now(), routeOf(req.url));
     // 'close' follows 'finish' for every response, and alone for one cut short.
     res.on('close', onClose);
     return context;

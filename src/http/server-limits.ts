@@ -10,10 +10,10 @@ import type { Logger } from '../logger.js';
  */
 
 /**
- * The app, and (src/app.ts) a way to end at once the answers it holds until the end of the
- * turn (src/http/turn-ends.ts).
+ * The app, and (src/app.ts) what it registers on the server that carries it: listeners that
+ * must run before this module's own (they are prepended).
  */
-export type ApiListener = RequestListener & { flush?: () => void };
+export type ApiListener = RequestListener & { attach?: (server: Server) => void };
 
 /** Builds the server, with the limits and the JSON error answers set; it does not listen. */
 export function createApiServer(app: ApiListener, limits: ServerLimits, logger: Logger): Server {
@@ -38,11 +38,7 @@ export function createApiServer(app: ApiListener, limits: ServerLimits, logger: 
   server.maxConnections = limits.maxConnections;
   // A client that stops reading a response holds its socket; drop it after this much silence.
   server.setTimeout(limits.requestTimeoutMs);
-  // Node reports a refused request, and hands over a CONNECT's socket, in the same turn as the
-  // requests read before it on that socket: the answers the fast path holds for those
-  // (src/http/turn-ends.ts) are written first, or destroying or ending the socket loses them.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    app.flush?.();
     answerClientError(error, socket, logger);
   });
   // Without these listeners Node answers an unknown Expect with an empty 417 and drops CONNECT.
@@ -50,11 +46,11 @@ export function createApiServer(app: ApiListener, limits: ServerLimits, logger: 
     sendJsonError(res, 417, 'expectation_failed', 'The Expect header is not supported; send the request without it.');
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    app.flush?.();
     writeRaw(socket, 405, 'method_not_allowed', 'Method CONNECT is not supported: this API is read-only, use GET or HEAD.', {
       Allow: 'GET, HEAD',
     });
   });
+  app.attach?.(server);
   return server;
 }
 

@@ -18,10 +18,10 @@ export const endNow: EndResponse = (res, body) => {
  * requests per second and a lower mean latency. On the API's cached path, 61 -> 33 us.
  *
  * A response waits at most for the rest of its turn; under light load the turn holds only
- * itself. Work that may take long calls flush() first, so that the answers already made do
- * not wait for it (src/app.ts): a request going on to Express (a query, a search), and a
- * locale's view rebuilt after a sync. So does Node answering a socket itself (a refused
- * request, CONNECT: src/http/server-limits.ts), which would otherwise cut or overtake them.
+ * itself. Work that may take long must call flush() first, so that the answers already made
+ * do not wait for it, and so must Node answering a socket itself, which would otherwise cut or
+ * overtake them: the fast path, which alone holds answers, registers flush() before each
+ * (src/http/fast-path.ts), and nothing else needs to know.
  */
 export class TurnEnds {
   private pending: (ServerResponse | Buffer | undefined)[] = [];

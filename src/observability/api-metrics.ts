@@ -10,23 +10,6 @@ import { RequestStats } from './request-stats.js';
  * runs) is read when Prometheus scrapes, through callbacks, so its owners expose plain numbers.
  */
 
-/** The route label: a small fixed set, never the raw path (slugs would explode the series). */
-export function routeOf(url: string | undefined): string {
-  if (!url) return 'other';
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  if (path.startsWith('/api/v1/')) {
-    const rest = path.slice(8);
-    if (rest === 'articles' || rest === 'articles/') return '/api/v1/articles';
-    if (rest.startsWith('articles/')) return '/api/v1/articles/:slug';
-    if (rest === 'search' || rest === 'categories' || rest === 'changes' || rest === 'openapi.json') return `/api/v1/${rest}`;
-    return 'other';
-  }
-  if (path === '/health') return '/health';
-  if (path === '/docs' || path.startsWith('/docs/')) return '/docs';
-  return 'other';
-}
-
 const KEY_REFUSALS = new Set(['missing_api_key', 'invalid_api_key', 'revoked_api_key', 'expired_api_key']);
 
 /** The response cache's own counts (the search engineer's `stats()`), when it has them. */
@@ -62,6 +45,11 @@ export interface ApiMetricSources {
 /** What the request log knows of a finished request (src/http/context.ts), as metrics need it. */
 export interface FinishedRequest {
   readonly startedAt: number;
+  /**
+   * The request's route (src/http/routes-table.ts), matched once: its name is the `route`
+   * label, a small fixed set, never the raw path (slugs would explode the series).
+   */
+  readonly route: { readonly name: string } | undefined;
   readonly errorCode: string | undefined;
   readonly fastPath: boolean;
 }
@@ -105,10 +93,10 @@ export class ApiMetrics {
    * Called once per response by the request log's hook (fast path and Express alike). An
    * arrow property, so it can be handed over as the hook itself.
    */
-  readonly responded = (req: IncomingMessage, res: ServerResponse, request: FinishedRequest): void => {
+  readonly responded = (_req: IncomingMessage, res: ServerResponse, request: FinishedRequest): void => {
     if (request.fastPath) this.fastPathCount += 1;
     const status = res.statusCode;
-    this.requests.record(routeOf(req.url), status, (Date.now() - request.startedAt) / 1000);
+    this.requests.record(request.route?.name ?? 'other', status, (Date.now() - request.startedAt) / 1000);
     if (status === 401 || status === 503) {
       const code = request.errorCode;
       if (typeof code !== 'string') return;

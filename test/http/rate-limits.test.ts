@@ -34,7 +34,7 @@ beforeAll(async () => {
     clock,
     rateLimit: { perMinute: 60, burstSeconds: 5 },
     onResponse: (_req, res, context: RequestContext) =>
-      seen.push({ status: res.statusCode, route: context.route, keyId: context.key?.id, errorCode: context.errorCode }),
+      seen.push({ status: res.statusCode, route: context.route?.name, keyId: context.key?.id, errorCode: context.errorCode }),
   });
 });
 

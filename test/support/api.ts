@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
-import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../src/config/api.js';
+import { DEFAULT_SERVER_LIMITS, fastPathEnabled, type ServerLimits } from '../../src/config/api.js';
 import { createApiServer } from '../../src/http/server-limits.js';
 import type { ResponseCache } from '../../src/http/representation.js';
 import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
@@ -76,6 +76,12 @@ export async function startApi(options: {
   processes?: number;
   onResponse?: AppDeps['onResponse'];
   serverLimits?: Partial<ServerLimits>;
+  /**
+   * The fast path (src/http/fast-path.ts): FAST_PATH of the test's environment by default, so
+   * that `npm run test:http:no-fast-path` sends every request through Express; tests of the
+   * fast path itself set it.
+   */
+  fastPath?: boolean;
   /** More of createApp's dependencies (metrics, maximum snapshot age, trusted proxies...). */
   deps?: Partial<Omit<AppDeps, 'store' | 'keysStore' | 'engine' | 'logger' | 'clock'>>;
 }): Promise<TestApi> {
@@ -96,6 +102,7 @@ export async function startApi(options: {
     responseCache: options.responseCache,
     responseCacheBytes: options.responseCacheBytes ?? options.deps?.responseCacheBytes,
     publicBaseUrl: options.publicBaseUrl ?? options.deps?.publicBaseUrl,
+    fastPath: options.fastPath ?? options.deps?.fastPath ?? fastPathEnabled(process.env),
   });
   const server: Server = createApiServer(app, { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits }, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadApiConfig } from '../../src/config/api.js';
+import { fastPathEnabled, loadApiConfig } from '../../src/config/api.js';
 import { loadWorkerConfig } from '../../src/config/worker.js';
 import { ConfigError } from '../../src/errors.js';
 import { REPO_ROOT } from '../support/worker.js';
@@ -29,6 +29,12 @@ describe('operations settings', () => {
     expect([age('900'), age('90s'), age('45m'), age('2h'), age('1d')]).toEqual([900, 90, 2_700, 7_200, 86_400]);
   });
 
+  it('answers from the fast path unless FAST_PATH=off', () => {
+    expect([loadApiConfig({}).fastPath, loadApiConfig({ FAST_PATH: '' }).fastPath]).toEqual([true, true]);
+    expect([loadApiConfig({ FAST_PATH: 'on' }).fastPath, loadApiConfig({ FAST_PATH: 'off' }).fastPath]).toEqual([true, false]);
+    expect([fastPathEnabled({}), fastPathEnabled({ FAST_PATH: 'off' })]).toEqual([true, false]);
+  });
+
   it('reads TRUST_PROXY in the forms of Express’s trust proxy setting', () => {
     const trust = (v: string) => loadApiConfig({ TRUST_PROXY: v }).trustProxy;
     expect([trust('true'), trust('false'), trust('1'), trust('loopback, 10.0.0.0/8')]).toEqual([true, false, 1, 'loopback, 10.0.0.0/8']);
@@ -40,6 +46,7 @@ describe('operations settings', () => {
     ['WEB_CONCURRENCY', '0'],
     ['METRICS_PORT', 'metrics'],
     ['TRUST_PROXY', 'my-proxy'],
+    ['FAST_PATH', 'false'],
   ])('refuses %s=%s with a message naming it', (name, value) => {
     expect(() => loadApiConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadApiConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));

@@ -12,6 +12,7 @@ import { parseQuery } from '../parse-query.js';
 import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '../cacheable.js';
 import { searchQuery } from '../query-schemas.js';
 import { represent, sendRepresentation, type Representation, type ResponseCache } from '../representation.js';
+import { ROUTES } from '../routes-table.js';
 import { pageMeta, toArticle, toArticleDetail, toChange, toSection } from '../serializers.js';
 
 export interface ContentDeps {
@@ -30,7 +31,7 @@ export interface ContentDeps {
 export function contentRoutes({ store, catalog, engine, cache, clock }: ContentDeps): Router {
   const router = Router();
 
-  router.get('/api/v1/articles', (req, res) => {
+  router.get(ROUTES.articles.path, (req, res) => {
     const session = sessionOf(res);
     const now = clock();
     const { q, view, key } = resolveList(req, session, catalog, now);
@@ -42,7 +43,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
-  router.get('/api/v1/articles/:slug', (req, res) => {
+  router.get(ROUTES.article.path, (req, res) => {
     const slug = req.params.slug as string;
     const session = sessionOf(res);
     const now = clock();
@@ -53,7 +54,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
-  router.get('/api/v1/categories', (req, res) => {
+  router.get(ROUTES.categories.path, (req, res) => {
     const now = clock();
     const { q, view, key } = resolveCategories(req, sessionOf(res), catalog, now);
     const rep = cache.remember(key, () => {
@@ -63,7 +64,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
-  router.get('/api/v1/changes', (req, res) => {
+  router.get(ROUTES.changes.path, (req, res) => {
     const session = sessionOf(res);
     const now = clock();
     const { q, view, key } = resolveChanges(req, session, catalog, now);
@@ -88,7 +89,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(asOf));
   });
 
-  router.get('/api/v1/search', async (req, res) => {
+  router.get(ROUTES.search.path, async (req, res) => {
     const q = parseQuery(req, searchQuery);
     const now = clock();
     const view = catalog.view(sessionOf(res), q.locale);

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { Router, type Response } from 'express';
 import { projectRoot } from '../../paths.js';
 import { notModified } from '../conditional.js';
+import { ROUTES } from '../routes-table.js';
 
 /*
  * GET /docs: the API reference for humans, Swagger UI rendering /api/v1/openapi.json, with a
@@ -83,8 +84,8 @@ export function docsRoutes(clock: () => number): Router {
     res.end(f.body);
   };
 
-  router.get('/docs', (req, res) => send(req, res, 'index.html'));
-  router.get('/docs/assets/:name', (req, res, next) => {
+  router.get(ROUTES.docs.path, (req, res) => send(req, res, 'index.html'));
+  router.get(ROUTES.docsAsset.path, (req, res, next) => {
     const name = req.params.name;
     if (name === 'index.html' || !Object.hasOwn(FILES, name)) return next();
     send(req, res, name);

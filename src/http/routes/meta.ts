@@ -8,6 +8,7 @@ import { formatUtcSeconds, type Clock } from '../../time.js';
 import { buildOpenApiDocument } from '../openapi.js';
 import { represent, sendRepresentation } from '../representation.js';
 import type { Health } from '../response-schemas.js';
+import { ROUTES } from '../routes-table.js';
 import { problemsOf, snapshotHealth } from '../service-state.js';
 
 export interface MetaDeps {
@@ -35,7 +36,7 @@ export function metaRoutes(deps: MetaDeps): Router {
   // when it really cannot serve (the contract's rule). A keys database that cannot be used
   // makes every /api/v1 request a 503 but is shared by every host, so taking hosts out would
   // not help: it is `degraded`, which alerts, with the reason.
-  router.get('/health', async (_req, res) => {
+  router.get(ROUTES.health.path, async (_req, res) => {
     const search = await deps.engine.health();
     res.setHeader('Cache-Control', 'no-store');
     let body: Health;
@@ -50,7 +51,7 @@ export function metaRoutes(deps: MetaDeps): Router {
     res.status(200).json(body);
   });
 
-  router.get('/api/v1/openapi.json', (req, res) => {
+  router.get(ROUTES.openapi.path, (req, res) => {
     sendRepresentation(req, res, openapi, startedAt);
   });
 
