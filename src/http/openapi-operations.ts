@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ErrorCode } from './openapi-errors.js';
+import type { OperationId } from '../error-catalogue.js';
 import {
   articleListExample,
   articleResponseExample,
@@ -28,7 +28,8 @@ import {
 
 export interface OperationSpec {
   path: string;
-  operationId: string;
+  /** Also the operation's name in the error catalogue (src/error-catalogue.ts), which lists its error codes. */
+  operationId: OperationId;
   tag: 'Articles' | 'Sections' | 'Search' | 'Changes' | 'Service';
   summary: string;
   description: string;
@@ -43,8 +44,6 @@ export interface OperationSpec {
   cached: boolean;
   /** A page of results: Link header with next/prev/first/last. */
   paged?: boolean;
-  /** Error codes besides those every keyed operation has (src/http/openapi-errors.ts). */
-  errors: ErrorCode[];
   /** Other documented answers, e.g. the 503 of /health, which has its own body. */
   more?: Record<string, { description: string; schema: z.ZodType; example: unknown }>;
   /** Response headers of the success answer only (no validators, no key). */
@@ -72,7 +71,6 @@ export const OPERATIONS: OperationSpec[] = [
     keyed: true,
     cached: true,
     paged: true,
-    errors: ['invalid_parameter'],
   },
   {
     path: '/api/v1/articles/{slug}',
@@ -85,7 +83,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: articleResponseSchema, description: 'The article.', example: articleResponseExample },
     keyed: true,
     cached: true,
-    errors: ['invalid_parameter', 'not_found', 'article_removed'],
   },
   {
     path: '/api/v1/categories',
@@ -97,7 +94,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: sectionListSchema, description: 'The sections.', example: sectionListExample },
     keyed: true,
     cached: true,
-    errors: ['invalid_parameter'],
   },
   {
     path: '/api/v1/search',
@@ -112,7 +108,6 @@ export const OPERATIONS: OperationSpec[] = [
     keyed: true,
     cached: true,
     paged: true,
-    errors: ['invalid_parameter', 'search_busy'],
   },
   {
     path: '/api/v1/changes',
@@ -128,7 +123,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: changeListSchema, description: 'A page of changes.', example: changeListExample },
     keyed: true,
     cached: true,
-    errors: ['invalid_parameter', 'invalid_cursor'],
   },
   {
     path: '/health',
@@ -139,7 +133,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: healthSchema, description: 'The snapshot is readable.', example: healthExample },
     keyed: false,
     cached: false,
-    errors: [],
     okHeaders: ['CacheControlNoStore'],
     more: {
       '503': {
@@ -162,6 +155,5 @@ export const OPERATIONS: OperationSpec[] = [
     },
     keyed: false,
     cached: true,
-    errors: [],
   },
 ];
