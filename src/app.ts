@@ -30,23 +30,28 @@ export interface AppDeps {
   engine: SearchEngine;
   logger: Logger;
   clock?: Clock;
-  responseCacheBytes?: number;
-  /** PUBLIC_BASE_URL: the OpenAPI document's server address; `/` when unset. */
-  publicBaseUrl?: string;
+  /*
+   * The settings below come from the configuration (src/config/api.ts), which alone owns
+   * their defaults: tests and tools start from defaultAppSettings().
+   */
+  /** The response cache's share of CACHE_MB. */
+  responseCacheBytes: number;
+  /** PUBLIC_BASE_URL: the OpenAPI document's server address. */
+  publicBaseUrl: string;
   /** The response cache, when the caller wants its stats(); else one is made of responseCacheBytes. */
   responseCache?: ResponseCache;
-  /** Per-key request rates (default: off, as in tests that do not test them). */
-  rateLimit?: Omit<RateLimitSettings, 'processes'>;
+  /** The default per-key request rate (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST_SECONDS). */
+  rateLimit: Omit<RateLimitSettings, 'processes'>;
   /** API processes on this host (WEB_CONCURRENCY): each enforces its share of every rate. */
-  processes?: number;
+  processes: number;
   /** Called once per response, after its log line. */
   onResponse?: ResponseHook;
   /** Request counts and scrape-time sources go here when metrics are on. */
   metrics?: ApiMetrics;
-  /** Past this age of the snapshot /health says `degraded` (SNAPSHOT_MAX_AGE); 30 min by default. */
-  snapshotMaxAgeSeconds?: number;
+  /** Past this age of the snapshot /health says `degraded` (SNAPSHOT_MAX_AGE). */
+  snapshotMaxAgeSeconds: number;
   /** Express's `trust proxy` value (TRUST_PROXY); the request log uses the same rules. */
-  trustProxy?: TrustProxy;
+  trustProxy: TrustProxy;
   /** FAST_PATH: false sends every request through Express (src/http/fast-path.ts); on by default. */
   fastPath?: boolean;
 }
@@ -75,18 +80,18 @@ export function createApp(deps: AppDeps): App {
   const catalog = new Catalog((locale, version, ms) =>
     deps.logger.debug({ locale, version, ms }, `built the view of ${locale} (content version ${version}) in ${ms} ms`),
   );
-  const cache = deps.responseCache ?? new ResponseCache(deps.responseCacheBytes ?? 64 * 1024 * 1024);
-  const limiter = new RateLimiter({ perMinute: 0, burstSeconds: 1, ...deps.rateLimit, processes: deps.processes ?? 1 });
+  const cache = deps.responseCache ?? new ResponseCache(deps.responseCacheBytes);
+  const limiter = new RateLimiter({ ...deps.rateLimit, processes: deps.processes });
   const keyCheck: KeyCheckDeps = { store: deps.store, keysStore: deps.keysStore, keys: new KeyVerifier(clock), limiter, clock };
 
   const app = express();
   app.disable('x-powered-by');
   // Validators are computed once per cached body (src/http/representation.ts), not by Express.
   app.set('etag', false);
-  app.set('trust proxy', compileTrust(deps.trustProxy ?? false));
+  app.set('trust proxy', compileTrust(deps.trustProxy));
   app.use(onlyReads);
-  const snapshotMaxAgeSeconds = deps.snapshotMaxAgeSeconds ?? 1_800;
-  app.use(metaRoutes({ store: deps.store, keysStore: deps.keysStore, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl: deps.publicBaseUrl ?? '/' }));
+  const { snapshotMaxAgeSeconds, publicBaseUrl } = deps;
+  app.use(metaRoutes({ store: deps.store, keysStore: deps.keysStore, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl }));
   app.use(docsRoutes(clock));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
@@ -98,7 +103,7 @@ export function createApp(deps: AppDeps): App {
   const metrics = deps.metrics;
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
   const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
-  const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy ?? false) });
+  const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy) });
   const security = securityHeaderList();
   const fastPath = deps.fastPath === false ? undefined : createFastPath({ ...keyCheck, catalog, cache, security });
   const listener = (req: IncomingMessage, res: ServerResponse) => {

@@ -1,48 +1,53 @@
+import { statusOf, type ErrorCode } from './error-catalogue.js';
+
 /**
  * Errors carry a machine-readable code and an HTTP status, but no HTTP objects: they can be
  * thrown from any layer, and one error handler (src/http/error-handler.ts) maps them to
- * responses. `message` is written for the partner's or operator's eyes: never a stack, SQL
- * or a path.
+ * responses. The code is one of the catalogue's (src/error-catalogue.ts), which gives its
+ * status. `message` is written for the partner's or operator's eyes: never a stack, SQL or a
+ * path.
  */
 export class AppError extends Error {
+  readonly status: number;
+
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
-    readonly status: number,
     readonly details: Record<string, string> = {},
     /** Response headers that belong to this error (Allow, Retry-After, RateLimit...). */
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = new.target.name;
+    this.status = statusOf(code);
   }
 }
 
 export class InvalidParameterError extends AppError {
   constructor(param: string, message: string) {
-    super('invalid_parameter', message, 400, { param });
+    super('invalid_parameter', message, { param });
   }
 }
 
 export class NotFoundError extends AppError {
   constructor(message: string) {
-    super('not_found', message, 404);
+    super('not_found', message);
   }
 }
 
 export class MethodNotAllowedError extends AppError {
   constructor(method: string) {
-    super('method_not_allowed', `Method ${method} is not supported: this API is read-only, use GET or HEAD.`, 405, {}, {
+    super('method_not_allowed', `Method ${method} is not supported: this API is read-only, use GET or HEAD.`, {}, {
       Allow: 'GET, HEAD',
     });
   }
 }
 
-export type ApiKeyErrorCode = 'missing_api_key' | 'invalid_api_key' | 'revoked_api_key' | 'expired_api_key';
+export type ApiKeyErrorCode = Extract<ErrorCode, 'missing_api_key' | 'invalid_api_key' | 'revoked_api_key' | 'expired_api_key'>;
 
 export class ApiKeyError extends AppError {
   constructor(code: ApiKeyErrorCode, message: string) {
-    super(code, message, 401);
+    super(code, message);
   }
 }
 
@@ -55,28 +60,28 @@ export const DEFAULT_RETRY_AFTER_SECONDS = 30;
  */
 export class SearchBusyError extends AppError {
   constructor(message: string, retryAfterSeconds: number) {
-    super('search_busy', message, 503, {}, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+    super('search_busy', message, {}, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
   }
 }
 
 /** This key passed its request rate. `headers` carries Retry-After and the RateLimit fields. */
 export class RateLimitedError extends AppError {
   constructor(message: string, headers: Record<string, string>) {
-    super('rate_limited', message, 503, {}, headers);
+    super('rate_limited', message, {}, headers);
   }
 }
 
 /** The article was taken down while its delete is retained in the change feed. */
 export class ArticleRemovedError extends AppError {
   constructor(message: string) {
-    super('article_removed', message, 404);
+    super('article_removed', message);
   }
 }
 
 /** The change feed's `since` is malformed or older than the retained history. */
 export class InvalidCursorError extends AppError {
   constructor(message: string) {
-    super('invalid_cursor', message, 400, { param: 'since' });
+    super('invalid_cursor', message, { param: 'since' });
   }
 }
 
@@ -90,7 +95,7 @@ export class ServiceUnavailableError extends AppError {
     readonly reason: string = message,
     options?: { cause?: unknown },
   ) {
-    super('service_unavailable', message, 503, {}, { 'Retry-After': String(DEFAULT_RETRY_AFTER_SECONDS) });
+    super('service_unavailable', message, {}, { 'Retry-After': String(DEFAULT_RETRY_AFTER_SECONDS) });
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '../src/logger.js';
 import type { Locale } from '../src/locale.js';
-import type { ArticlePage, ArticlePageQuery, CmsAdapter, RejectedRecord } from './cms/types.js';
+import type { CmsArticlePage, CmsArticlePageQuery, CmsAdapter, RejectedRecord } from './cms/types.js';
 import type { RemovalCandidate, Staging } from './staging.js';
 
 /**
@@ -16,9 +16,9 @@ export const MAX_LISTING_PAGES = 100_000;
  */
 async function* listingPages(
   cms: CmsAdapter,
-  query: Omit<ArticlePageQuery, 'page'>,
+  query: Omit<CmsArticlePageQuery, 'page'>,
   signal: AbortSignal | undefined,
-): AsyncGenerator<{ page: number; response: ArticlePage }> {
+): AsyncGenerator<{ page: number; response: CmsArticlePage }> {
   for (let page = 1; ; page += 1) {
     signal?.throwIfAborted();
     if (page > MAX_LISTING_PAGES) {

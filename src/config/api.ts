@@ -120,6 +120,18 @@ export interface ApiConfig {
   fastPath: boolean;
 }
 
+/** What the app (src/app.ts) reads from the configuration. */
+export type AppSettings = Pick<ApiConfig, 'responseCacheBytes' | 'publicBaseUrl' | 'rateLimit' | 'processes' | 'snapshotMaxAgeSeconds' | 'trustProxy'>;
+
+/**
+ * The app's settings when no variable is set. Tests and tools build an app from these, so the
+ * defaults have one owner: the schema above.
+ */
+export function defaultAppSettings(): AppSettings {
+  const { responseCacheBytes, publicBaseUrl, rateLimit, processes, snapshotMaxAgeSeconds, trustProxy } = loadApiConfig({});
+  return { responseCacheBytes, publicBaseUrl, rateLimit, processes, snapshotMaxAgeSeconds, trustProxy };
+}
+
 export function loadApiConfig(env: Env): Readonly<ApiConfig> {
   const v = parse(apiSchema, env);
   const search = searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS);

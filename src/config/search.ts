@@ -38,6 +38,9 @@ export function searchConfig(values: MeiliValues, apiKey: string | undefined, ti
   };
 }
 
+/** SEARCH_RANK_ALL_MAX's default; the engine outside the API's pool (tests, tools) uses it too. */
+export const DEFAULT_RANK_ALL_MAX = 2_000;
+
 export const searchRuntime = {
   SEARCH_WORKERS: optional(int(1, 256)),
   SEARCH_CONCURRENCY: optional(int(1, 1_024)),
@@ -45,7 +48,7 @@ export const searchRuntime = {
   SEARCH_TIMEOUT_MS: optional(int(50, 600_000)).default(2_000),
   SEARCH_MAX_WAIT_MS: optional(int(0, 600_000)).default(250),
   SEARCH_KEY_SHARE_PERCENT: optional(int(1, 100)).default(50),
-  SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(2_000),
+  SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(DEFAULT_RANK_ALL_MAX),
   SEARCH_WORKER_NICE: optional(int(0, 19)).default(10),
 };
 

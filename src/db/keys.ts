@@ -19,7 +19,7 @@ export function insertKey(db: KeysDb, row: NewKeyRow): KeyRow {
   return inTransaction(db, () => db.insert(apiKeys).values(row).returning().get());
 }
 
-export function listKeys(db: KeysDb): KeyRow[] {
+export function listKeyRows(db: KeysDb): KeyRow[] {
   return db.select().from(apiKeys).orderBy(asc(apiKeys.id)).all();
 }
 

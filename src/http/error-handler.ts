@@ -40,7 +40,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     context.errorCode = 'internal_error';
     logger.error({ err: error, reqId: context.requestId }, 'unexpected error');
-    sendError(res, new AppError('internal_error', 'Something went wrong on our side; please retry later.', 500));
+    sendError(res, new AppError('internal_error', 'Something went wrong on our side; please retry later.'));
   };
 }
 
@@ -51,7 +51,7 @@ function fromExpress(error: unknown): AppError | undefined {
   }
   const status = (error as { status?: unknown })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new AppError('invalid_request', 'The request could not be understood.', 400);
+    return new AppError('invalid_request', 'The request could not be understood.');
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ErrorCode } from './openapi-errors.js';
+import type { OperationId } from '../error-catalogue.js';
 import {
   articleListExample,
   articleResponseExample,
@@ -29,7 +29,8 @@ import { ROUTES } from './routes-table.js';
 
 export interface OperationSpec {
   path: string;
-  operationId: string;
+  /** Also the operation's name in the error catalogue (src/error-catalogue.ts), which lists its error codes. */
+  operationId: OperationId;
   tag: 'Articles' | 'Sections' | 'Search' | 'Changes' | 'Service';
   summary: string;
   description: string;
@@ -44,8 +45,6 @@ export interface OperationSpec {
   cached: boolean;
   /** A page of results: Link header with next/prev/first/last. */
   paged?: boolean;
-  /** Error codes besides those every keyed operation has (src/http/openapi-errors.ts). */
-  errors: ErrorCode[];
   /** Other documented answers, e.g. the 503 of /health, which has its own body. */
   more?: Record<string, { description: string; schema: z.ZodType; example: unknown }>;
   /** Response headers of the success answer only (no validators, no key). */
@@ -73,7 +72,6 @@ export const OPERATIONS: OperationSpec[] = [
     keyed: true,
     cached: true,
     paged: true,
-    errors: ['invalid_parameter'],
   },
   {
     path: ROUTES.article.openapi!,
@@ -86,7 +84,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: articleResponseSchema, description: 'The article.', example: articleResponseExample },
     keyed: true,
     cached: true,
-    errors: ['invalid_parameter', 'not_found', 'article_removed'],
   },
   {
     path: ROUTES.categories.openapi!,
@@ -98,7 +95,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: sectionListSchema, description: 'The sections.', example: sectionListExample },
     keyed: true,
     cached: true,
-    errors: ['invalid_parameter'],
   },
   {
     path: ROUTES.search.openapi!,
@@ -113,7 +109,6 @@ export const OPERATIONS: OperationSpec[] = [
     keyed: true,
     cached: true,
     paged: true,
-    errors: ['invalid_parameter', 'search_busy'],
   },
   {
     path: ROUTES.changes.openapi!,
@@ -129,7 +124,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: changeListSchema, description: 'A page of changes.', example: changeListExample },
     keyed: true,
     cached: true,
-    errors: ['invalid_parameter', 'invalid_cursor'],
   },
   {
     path: ROUTES.health.openapi!,
@@ -140,7 +134,6 @@ export const OPERATIONS: OperationSpec[] = [
     ok: { schema: healthSchema, description: 'The snapshot is readable.', example: healthExample },
     keyed: false,
     cached: false,
-    errors: [],
     okHeaders: ['CacheControlNoStore'],
     more: {
       '503': {
@@ -163,6 +156,5 @@ export const OPERATIONS: OperationSpec[] = [
     },
     keyed: false,
     cached: true,
-    errors: [],
   },
 ];

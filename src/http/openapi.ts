@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ERROR_CODES, KEYED_ERRORS, type ErrorCode } from './openapi-errors.js';
+import { ERROR_CATALOGUE, type ErrorCode } from '../error-catalogue.js';
+import { operationErrors } from './openapi-errors.js';
 import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
 import { articleDetailSchema, articleSchema, changeSchema, errorSchema, imageSchema, sectionSchema } from './response-schemas.js';
 
@@ -105,12 +106,12 @@ const CONDITIONAL_PARAMETERS: Record<string, Json> = {
 /** One response per status, each code of that status as a named example. */
 function errorResponses(codes: ErrorCode[], keyed: boolean): Record<string, Json> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
+  for (const code of codes) byStatus.set(ERROR_CATALOGUE[code].status, [...(byStatus.get(ERROR_CATALOGUE[code].status) ?? []), code]);
   const out: Record<string, Json> = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const retry = list.some((c) => 'retryAfter' in ERROR_CODES[c]);
+    const retry = list.some((c) => 'retryAfter' in ERROR_CATALOGUE[c]);
     out[String(status)] = {
-      description: list.map((c) => `\`${c}\`: ${ERROR_CODES[c].when}`).join('\n\n'),
+      description: list.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].when}`).join('\n\n'),
       headers: headers([
         'CacheControlNoStore',
         'RequestId',
@@ -123,9 +124,7 @@ function errorResponses(codes: ErrorCode[], keyed: boolean): Record<string, Json
           schema: ref('schemas', 'Error'),
           examples: Object.fromEntries(
             list.map((c) => {
-              const doc = ERROR_CODES[c];
-              const param = 'param' in doc ? { param: doc.param } : {};
-              return [c, { summary: c, value: { error: { code: c, message: doc.message, ...param } } }];
+              return [c, { summary: c, value: { error: { code: c, ...ERROR_CATALOGUE[c].example } } }];
             }),
           ),
         },
@@ -148,7 +147,7 @@ function operation(spec: OperationSpec): Json {
       },
     ]),
   );
-  const codes = [...(spec.keyed ? KEYED_ERRORS : []), ...spec.errors];
+  const codes = operationErrors(spec.operationId, spec.keyed);
   return {
     operationId: spec.operationId,
     tags: [spec.tag],

@@ -1,6 +1,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerLimits } from '../config/api.js';
+import type { ErrorCode, ErrorStatus } from '../error-catalogue.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -54,11 +55,8 @@ export function createApiServer(app: ApiListener, limits: ServerLimits, logger: 
   return server;
 }
 
-interface ParserVerdict {
-  status: number;
-  code: string;
-  message: string;
-}
+/** A code with its catalogue status (src/error-catalogue.ts). */
+type ParserVerdict = { [C in ErrorCode]: { status: ErrorStatus<C>; code: C; message: string } }[ErrorCode];
 
 /**
  * What a request Node's parser refused gets. 431 and 408 are outside the contract's status
@@ -108,7 +106,7 @@ function errorBody(code: string, message: string): string {
 }
 
 // The socket is past HTTP parsing here: the response is written by hand, then the connection closed.
-function writeRaw(socket: Duplex, status: number, code: string, message: string, extra: Record<string, string> = {}, headOnly = false): void {
+function writeRaw<C extends ErrorCode>(socket: Duplex, status: ErrorStatus<C>, code: C, message: string, extra: Record<string, string> = {}, headOnly = false): void {
   const body = errorBody(code, message);
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',
@@ -122,7 +120,7 @@ function writeRaw(socket: Duplex, status: number, code: string, message: string,
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${head}\r\n${headOnly ? '' : body}`);
 }
 
-function sendJsonError(res: ServerResponse, status: number, code: string, message: string): void {
+function sendJsonError<C extends ErrorCode>(res: ServerResponse, status: ErrorStatus<C>, code: C, message: string): void {
   const body = errorBody(code, message);
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',

@@ -1,4 +1,4 @@
-import { getKey, insertKey, insertReplacement, listKeys as listKeyRows, markKeyRevoked, updateKey } from '../db/keys.js';
+import { getKey, insertKey, insertReplacement, listKeyRows, markKeyRevoked, updateKey } from '../db/keys.js';
 import type { KeysDb } from '../db/keys-connection.js';
 import type { KeyRow } from '../db/keys-schema.js';
 import { UsageError } from '../errors.js';

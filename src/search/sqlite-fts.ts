@@ -1,3 +1,4 @@
+import { DEFAULT_RANK_ALL_MAX } from '../config/search.js';
 import type { Db } from '../db/connection.js';
 import type { StoreSession } from '../db/snapshot-store.js';
 import { entryBytes, Lru } from '../lru.js';
@@ -12,7 +13,8 @@ export interface RankedSearchOptions {
   rankAllMax: number;
 }
 
-export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = { cacheBytes: 8 * 1024 * 1024, rankAllMax: 2_000 };
+/** For the engine outside the API's pool (tests, tools); the API sizes its threads' caches from CACHE_MB. */
+export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = { cacheBytes: 8 * 1024 * 1024, rankAllMax: DEFAULT_RANK_ALL_MAX };
 
 /**
  * Ranked results of one query at one content version, kept in a byte-bounded cache. The key

@@ -2,7 +2,7 @@ import type { Locale } from '../../src/locale.js';
 import { CmsError } from './errors.js';
 import type { CmsHttpClient } from './http-client.js';
 import { articlePageEnvelope, parseArticle, parseEnvelope, parseSection, sectionsEnvelope } from './schemas.js';
-import type { ArticlePage, ArticlePageQuery, ArticleRecord, CmsAdapter, RejectedRecord, SectionList, SectionRecord } from './types.js';
+import type { CmsArticlePage, CmsArticlePageQuery, ArticleRecord, CmsAdapter, RejectedRecord, SectionList, SectionRecord } from './types.js';
 
 export interface HttpCmsAdapterOptions {
   client: CmsHttpClient;
@@ -30,7 +30,7 @@ export function createHttpCmsAdapter({ client }: HttpCmsAdapterOptions): CmsAdap
       return { sections, rejected };
     },
 
-    async listArticles(query: ArticlePageQuery, signal?: AbortSignal): Promise<ArticlePage> {
+    async listArticles(query: CmsArticlePageQuery, signal?: AbortSignal): Promise<CmsArticlePage> {
       const params = new URLSearchParams({
         locale: query.locale,
         page: String(query.page),

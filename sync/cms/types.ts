@@ -19,7 +19,7 @@ export interface SectionList {
   rejected: RejectedRecord[];
 }
 
-export interface ArticlePage {
+export interface CmsArticlePage {
   articles: ArticleRecord[];
   rejected: RejectedRecord[];
   page: number;
@@ -28,7 +28,7 @@ export interface ArticlePage {
   pages: number;
 }
 
-export interface ArticlePageQuery {
+export interface CmsArticlePageQuery {
   locale: Locale;
   page: number;
   perPage: number;
@@ -41,5 +41,5 @@ export interface ArticlePageQuery {
 /** What the worker needs from a CMS. Errors are thrown as CmsError. */
 export interface CmsAdapter {
   listSections(locale: Locale, signal?: AbortSignal): Promise<SectionList>;
-  listArticles(query: ArticlePageQuery, signal?: AbortSignal): Promise<ArticlePage>;
+  listArticles(query: CmsArticlePageQuery, signal?: AbortSignal): Promise<CmsArticlePage>;
 }

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app.js';
+import { defaultAppSettings } from '../../src/config/api.js';
 import { KeysStore } from '../../src/db/keys-store.js';
 import { SnapshotStore } from '../../src/db/snapshot-store.js';
 import { startCmsServer } from '../../src/demo/cms-server.js';
@@ -78,7 +79,7 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
     const snapshot = new SnapshotStore(databasePath, 2_000, logger);
     const keysStore = new KeysStore(keysPathFor(databasePath), 2_000, logger);
     // The response cache off: every read below costs what a first request costs.
-    const app = createApp({ store: snapshot, keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 });
+    const app = createApp({ ...defaultAppSettings(), store: snapshot, keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 });
     const server = createServer(app).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/changes?locale=en&limit=100`;
@@ -123,7 +124,7 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
         });
         child.once('exit', (code) => reject(new Error(`worker exited ${code}`)));
       });
-      const api = createServer(createApp({ store: new SnapshotStore(databasePath, 2_000, logger), keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 })).listen(0, '127.0.0.1');
+      const api = createServer(createApp({ ...defaultAppSettings(), store: new SnapshotStore(databasePath, 2_000, logger), keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 })).listen(0, '127.0.0.1');
       await new Promise((r) => api.once('listening', r));
       const feed = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1/changes?locale=en&limit=100`;
       let since = cursor!;

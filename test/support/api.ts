@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
-import { DEFAULT_SERVER_LIMITS, fastPathEnabled, type ServerLimits } from '../../src/config/api.js';
+import { DEFAULT_SERVER_LIMITS, defaultAppSettings, fastPathEnabled, type ServerLimits } from '../../src/config/api.js';
 import { createApiServer } from '../../src/http/server-limits.js';
 import type { ResponseCache } from '../../src/http/representation.js';
 import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
@@ -89,19 +89,21 @@ export async function startApi(options: {
   const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
   const keysStore = new KeysStore(options.keysDatabasePath ?? keysPathFor(options.databasePath), options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
+  const defaults = defaultAppSettings();
   const app = createApp({
+    ...defaults,
     ...options.deps,
     store,
     keysStore,
     engine,
     logger,
     clock: options.clock,
-    rateLimit: options.rateLimit ?? options.deps?.rateLimit,
-    processes: options.processes ?? options.deps?.processes,
+    rateLimit: options.rateLimit ?? options.deps?.rateLimit ?? defaults.rateLimit,
+    processes: options.processes ?? options.deps?.processes ?? defaults.processes,
     onResponse: options.onResponse ?? options.deps?.onResponse,
     responseCache: options.responseCache,
-    responseCacheBytes: options.responseCacheBytes ?? options.deps?.responseCacheBytes,
-    publicBaseUrl: options.publicBaseUrl ?? options.deps?.publicBaseUrl,
+    responseCacheBytes: options.responseCacheBytes ?? options.deps?.responseCacheBytes ?? defaults.responseCacheBytes,
+    publicBaseUrl: options.publicBaseUrl ?? options.deps?.publicBaseUrl ?? defaults.publicBaseUrl,
     fastPath: options.fastPath ?? options.deps?.fastPath ?? fastPathEnabled(process.env),
   });
   const server: Server = createApiServer(app, { ...DEFAULT_SERVER_LIMITS, ...options.serverLimits }, logger);
