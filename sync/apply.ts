@@ -119,11 +119,15 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: Appl
   }
   const feedStarted = performance.now();
   const fresh = ensureFeed(db, locale);
-  // A new feed records every article anyway (on a first sync every section is new, and a scan
-  // of the articles per section cost seconds); otherwise a section shown, hidden or renamed
-  // changes what partners see of each of its articles.
-  if (!fresh) for (const slug of articleSlugsInSections(db, locale, sectionChanges.exposureChanged)) touched.add(slug);
-  const feed = { ...recordFeedChanges(db, locale, fresh ? 'all' : touched, options.nowMs), pruned: 0, ms: 0 };
+  // A new feed, and every full sync, reconcile the whole locale: the feed then catches up with
+  // any change made to the snapshot outside a sync of this version (an older worker after a
+  // rollback, a restored backup, a manual fix), so no such change can bypass partners' mirrors.
+  // An incremental sync compares only what it touched, and the articles of each section shown,
+  // hidden or renamed, whose exposure changed with it.
+  const whole = fresh || input.mode === 'full';
+  if (!whole) for (const slug of articleSlugsInSections(db, locale, sectionChanges.exposureChanged)) touched.add(slug);
+  const recorded = recordFeedChanges(db, locale, whole ? 'all' : touched, options.nowMs);
+  const feed = { ...recorded, pruned: 0, ms: 0 };
   if (options.feedRetentionMs !== undefined) {
     feed.pruned = pruneFeedDeletes(db, locale, options.nowMs - options.feedRetentionMs);
   }
@@ -139,7 +143,8 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: Appl
     reindexed.push(...ids);
   }
 
-  const changed = sectionChanges.changed || upserted.size > 0 || removed.size > 0 || feed.pruned > 0;
+  // Feed rows alone (a change made outside a sync, caught up here) change what partners read.
+  const changed = sectionChanges.changed || upserted.size > 0 || removed.size > 0 || feed.upserts + feed.deletes + feed.pruned > 0;
   return {
     upserted: upserted.size,
     removed: removed.size,

@@ -59,10 +59,10 @@ function parseArgs(argv: string[]): Options {
  * The snapshot at DATABASE_PATH, or one line saying why not. Only a sync may create it:
  * --status and --reindex read or rebuild from an existing one.
  */
-function openSnapshot(config: WorkerConfig, create: boolean): Db {
+function openSnapshot(config: WorkerConfig, create: boolean, allowNewer: boolean): Db {
   const { databasePath, busyTimeoutMs } = config;
   try {
-    return openWriter(databasePath, { busyTimeoutMs, create });
+    return openWriter(databasePath, { busyTimeoutMs, create, allowNewer });
   } catch (error) {
     throw snapshotOpenFailure(error, databasePath, busyTimeoutMs) ?? error;
   }
@@ -231,7 +231,8 @@ runMain(async () => {
   // Checked before the database is opened (and perhaps created) for nothing.
   if (!options.status && !options.reindex) requireCms(config);
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
-  const db = openSnapshot(config, !options.status && !options.reindex);
+  // Only --status, which writes nothing, may read a newer version's snapshot.
+  const db = openSnapshot(config, !options.status && !options.reindex, options.status === true);
   try {
     if (options.status) {
       const runs = recentRuns(db, 20);

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { NotASnapshotError, SnapshotMissingError } from '../src/db/connection.js';
+import { NotASnapshotError, SnapshotMissingError, SnapshotNewerError } from '../src/db/connection.js';
 import { UsageError } from '../src/errors.js';
 
 /*
@@ -12,7 +12,7 @@ import { UsageError } from '../src/errors.js';
 /** The failure as the one line to print, or undefined when it is not a problem with the path. */
 export function snapshotOpenFailure(error: unknown, path: string, busyTimeoutMs: number): UsageError | undefined {
   if (error instanceof SnapshotMissingError) return new UsageError(error.message);
-  if (error instanceof NotASnapshotError) return new UsageError(`DATABASE_PATH ${path} ${error.message}`);
+  if (error instanceof NotASnapshotError || error instanceof SnapshotNewerError) return new UsageError(`DATABASE_PATH ${path} ${error.message}`);
   if (error instanceof Database.SqliteError) {
     const line = sqliteFailure(error.code, path, busyTimeoutMs);
     return line === undefined ? undefined : new UsageError(line);

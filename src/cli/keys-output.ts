@@ -41,7 +41,12 @@ export function initLines(path: string, created: boolean, snapshotPath: string, 
     ];
   }
   if (result.snapshot === 'no_keys_table') return [first, `The snapshot at ${snapshotPath} has no api_keys table: nothing to import.`];
-  return [first, `Imported ${plural(result.imported, 'key')} from the snapshot at ${snapshotPath} (${result.alreadyPresent} already there).`];
+  const lines = [first, `Imported ${plural(result.imported, 'key')} from the snapshot at ${snapshotPath} (${result.alreadyPresent} already there).`];
+  // Revoked with the old CLI since a first init: said, so the editor knows it took effect.
+  if (result.revocationsApplied > 0) {
+    lines.push(`Revoked ${plural(result.revocationsApplied, 'key')} that the snapshot had revoked since (a revocation is never undone).`);
+  }
+  return lines;
 }
 
 export function createdLines(created: CreatedKey, verb = 'Created'): string[] {

@@ -73,12 +73,12 @@ function program(): Command {
   cli
     .command('init')
     .description("create the keys database if needed and take over the keys of the snapshot's old api_keys table")
-    .option('--json', 'print {"path","created","snapshot_path","snapshot_found","imported","already_present"}')
+    .option('--json', 'print {"path","created","snapshot_path","snapshot_found","imported","already_present","revocations_applied"}')
     .action((options: { json?: boolean }) => {
       const { db, created, imported } = open(true, true);
       db.$client.close();
       const { keysDatabasePath: path, databasePath: snapshotPath } = settings();
-      const result = imported ?? { snapshot: 'missing', imported: 0, alreadyPresent: 0 };
+      const result = imported ?? { snapshot: 'missing', imported: 0, alreadyPresent: 0, revocationsApplied: 0 };
       const json = {
         path,
         created,
@@ -86,6 +86,7 @@ function program(): Command {
         snapshot_found: result.snapshot !== 'missing',
         imported: result.imported,
         already_present: result.alreadyPresent,
+        revocations_applied: result.revocationsApplied,
       };
       print(options.json, json, () => initLines(path, created, snapshotPath, result));
     });

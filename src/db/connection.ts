@@ -19,6 +19,12 @@ export interface WriterOptions extends OpenOptions {
    * mistyped DATABASE_PATH must not leave an empty snapshot behind that looks like "no sync yet".
    */
   create?: boolean;
+  /**
+   * Whether a snapshot written by a newer version may be opened (default: no). Only for
+   * commands that write nothing (`--status`): a sync or a reindex by this version would write
+   * past what the newer version keeps beside the content (its change feed, say).
+   */
+  allowNewer?: boolean;
 }
 
 /**
@@ -38,6 +44,7 @@ export function openWriter(path: string, options: WriterOptions): Db {
     sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
     // Before the WAL switch, which already writes to the file.
     assertSnapshot(sqlite);
+    if (!options.allowNewer) assertNotNewer(sqlite);
     useWal(sqlite, options.busyTimeoutMs);
     sqlite.pragma('synchronous = NORMAL');
     // Without it the WAL keeps the size of the largest sync ever written (see db/wal.ts).
@@ -48,6 +55,28 @@ export function openWriter(path: string, options: WriterOptions): Db {
     throw error;
   }
   return drizzle(sqlite, { schema });
+}
+
+/**
+ * Refuses a snapshot whose schema is newer than this code's (a migration dated after the newest
+ * this version has). Such a snapshot was written by a newer version, which may keep things
+ * beside the content that this version does not know to write: a sync by this version would
+ * change articles without them (the change feed's rows, for instance), and partners would
+ * never hear of those changes. The API still reads such a snapshot (assertSnapshot lets it
+ * through), so a rollback of the API, or an upgrade whose worker goes first, serves as before.
+ * Dated, not hashed: a migration file reformatted later must not make a snapshot look foreign.
+ */
+export function assertNotNewer(sqlite: Database.Database): void {
+  if (appliedSchemaVersion(sqlite) > expectedSchemaVersion()) {
+    throw new SnapshotNewerError(
+      'was written by a newer version (schema migrations this worker does not know) and was left unchanged: a sync by this version would bypass that version\'s change feed; run the newer worker, or point this one at a new DATABASE_PATH for a full sync',
+    );
+  }
+}
+
+/** The snapshot's schema is newer than this code's: a writer refuses it (see assertNotNewer). */
+export class SnapshotNewerError extends Error {
+  override name = 'SnapshotNewerError';
 }
 
 /** There is no snapshot at the path, and the command was not allowed to create one. */

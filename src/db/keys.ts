@@ -96,19 +96,26 @@ export interface ImportResult {
   snapshot: 'missing' | 'no_keys_table' | 'read';
   /** Keys copied from the snapshot's api_keys table. */
   imported: number;
-  /** Keys already in the keys database (same hash): left as they are there. */
+  /** Keys already in the keys database (same hash): left as they are there, but for revocations. */
   alreadyPresent: number;
+  /**
+   * Keys already present that the snapshot has revoked and the keys database had not (the old
+   * CLI used during the switch): now revoked here too, with the snapshot's time.
+   */
+  revocationsApplied: number;
 }
 
 /**
  * Copies the keys of an existing snapshot (from before keys had their own database) into the
  * keys database: hashes only, as stored. Idempotent: a key whose hash is already present is
- * left alone, so running it again, or after restoring an old snapshot, never brings back a
- * key that was revoked since. Ids are kept when free, so `revoke 3` still means the same
- * partner. The snapshot is opened read-only and never changed.
+ * not copied again, and only ever gains a revocation: one the snapshot has (made with the old
+ * CLI after a first `init`) is applied, while a revocation in the keys database is never
+ * undone, so running it again, or after restoring an old snapshot, never brings back a
+ * revoked key. Ids are kept when free, so `revoke 3` still means the same partner. The
+ * snapshot is opened read-only and never changed.
  */
 export function importSnapshotKeys(db: KeysDb, snapshotPath: string): ImportResult {
-  const result: ImportResult = { snapshot: 'missing', imported: 0, alreadyPresent: 0 };
+  const result: ImportResult = { snapshot: 'missing', imported: 0, alreadyPresent: 0, revocationsApplied: 0 };
   if (!existsSync(snapshotPath)) return result;
   let legacy: Pick<KeyRow, 'id' | 'partner' | 'prefix' | 'hash' | 'createdAt' | 'revokedAt'>[];
   let snapshot: Database.Database | undefined;
@@ -129,8 +136,13 @@ export function importSnapshotKeys(db: KeysDb, snapshotPath: string): ImportResu
   result.snapshot = 'read';
   inTransaction(db, () => {
     for (const row of legacy) {
-      if (db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.hash, row.hash)).get()) {
+      const present = db.select({ id: apiKeys.id, revokedAt: apiKeys.revokedAt }).from(apiKeys).where(eq(apiKeys.hash, row.hash)).get();
+      if (present) {
         result.alreadyPresent += 1;
+        if (row.revokedAt !== null && present.revokedAt === null) {
+          db.update(apiKeys).set({ revokedAt: row.revokedAt }).where(eq(apiKeys.id, present.id)).run();
+          result.revocationsApplied += 1;
+        }
         continue;
       }
       const idFree = !getKey(db, row.id);

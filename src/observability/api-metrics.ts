@@ -11,6 +11,10 @@ import { RequestStats } from './request-stats.js';
  */
 
 const KEY_REFUSALS = new Set(['missing_api_key', 'invalid_api_key', 'revoked_api_key', 'expired_api_key']);
+/** 503s that protect the service (src/errors.ts): a partner over its rate, search at capacity. */
+const LOAD_REFUSALS = new Set(['search_busy', 'rate_limited']);
+/** The 5xx codes of the service's own failures; any other 5xx is counted as `other`. */
+const SERVER_ERRORS = new Set(['internal_error', 'service_unavailable']);
 
 /** The response cache's own counts (the search engineer's `stats()`), when it has them. */
 export interface CacheStats {
@@ -58,6 +62,7 @@ export class ApiMetrics {
   private readonly requests: RequestStats;
   private readonly keyRefusals: Counter;
   private readonly refusals: Counter;
+  private readonly serverErrors: Counter;
   private fastPathCount = 0;
   private sources: Partial<ApiMetricSources> = {};
 
@@ -76,6 +81,18 @@ export class ApiMetrics {
       labelNames: ['reason'],
       registers: [registry],
     });
+    // The 5xx that are our own failures, apart from the refusals above: an alert on these is
+    // never set off by one partner polling over its rate (503 rate_limited).
+    this.serverErrors = new Counter({
+      name: `${P}server_errors_total`,
+      help: 'Responses with a 5xx status that are failures of the service, by error code (internal_error, service_unavailable); load refusals are not counted.',
+      labelNames: ['code'],
+      registers: [registry],
+    });
+    // Every known series from the start, at 0: a rate over a series that appears only with its
+    // first increment misses that increment, and an absent one makes a ratio empty.
+    for (const reason of LOAD_REFUSALS) this.refusals.inc({ reason }, 0);
+    for (const code of SERVER_ERRORS) this.serverErrors.inc({ code }, 0);
     const fastPathCount = () => this.fastPathCount;
     new Counter({
       name: `${P}fast_path_responses_total`,
@@ -97,11 +114,13 @@ export class ApiMetrics {
     if (request.fastPath) this.fastPathCount += 1;
     const status = res.statusCode;
     this.requests.record(request.route?.name ?? 'other', status, (Date.now() - request.startedAt) / 1000);
-    if (status === 401 || status === 503) {
+    if (status === 401) {
       const code = request.errorCode;
-      if (typeof code !== 'string') return;
-      if (status === 401) this.keyRefusals.inc({ reason: KEY_REFUSALS.has(code) ? code : 'other' });
-      else if (code === 'search_busy' || code === 'rate_limited') this.refusals.inc({ reason: code });
+      if (typeof code === 'string') this.keyRefusals.inc({ reason: KEY_REFUSALS.has(code) ? code : 'other' });
+    } else if (status >= 500) {
+      const code = request.errorCode;
+      if (code !== undefined && LOAD_REFUSALS.has(code)) this.refusals.inc({ reason: code });
+      else this.serverErrors.inc({ code: code !== undefined && SERVER_ERRORS.has(code) ? code : 'other' });
     }
   };
 

@@ -11,8 +11,15 @@ import { ConfigError } from '../errors.js';
 export const METRIC_PREFIX = 'syndication_';
 
 /**
- * A registry with the process's default metrics (CPU, memory, event loop lag). In a cluster
- * worker it also answers the primary's requests for its metrics (prom-client's cluster
+ * prom-client's default gauges named like counters. `promtool check metrics` (and Prometheus's
+ * naming rules) reserve `_total` for counters, so a scrape that carries them fails the lint;
+ * each is only the sum of its per-type gauge, which stays (`sum(nodejs_active_handles)`).
+ */
+const DEFAULTS_NAMED_LIKE_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/**
+ * A registry with the process's default metrics (CPU, memory, event loop lag, handles). In a
+ * cluster worker it also answers the primary's requests for its metrics (prom-client's cluster
  * protocol), so the primary can serve one aggregated page for all API processes.
  */
 export function createRegistry(options: { inClusterWorker?: boolean } = {}): Registry {
@@ -21,6 +28,7 @@ export function createRegistry(options: { inClusterWorker?: boolean } = {}): Reg
     : new Registry();
   if (options.inClusterWorker) AggregatorRegistry.setRegistries(registry);
   collectDefaultMetrics({ register: registry });
+  for (const name of DEFAULTS_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   return registry;
 }
 

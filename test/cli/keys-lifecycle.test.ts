@@ -76,7 +76,7 @@ describe('keys init: moving keys out of an existing snapshot', () => {
 
   it('init creates the keys database and imports every key, hashes only, with its id and revocation', async () => {
     const result = await cliJson<Record<string, unknown>>(['init'], env.keys);
-    expect(result).toEqual({ path: env.keys, created: true, snapshot_path: env.snapshot, snapshot_found: true, imported: 3, already_present: 0 });
+    expect(result).toEqual({ path: env.keys, created: true, snapshot_path: env.snapshot, snapshot_found: true, imported: 3, already_present: 0, revocations_applied: 0 });
     const rows = readRows<{ id: number; partner: string; hash: string; revoked_at: string | null }>(env.keys);
     expect(rows.map((r) => [r.id, r.partner, r.hash, r.revoked_at])).toEqual([
       [3, 'Acme Media', hashKey(LEGACY[0]!), null],
@@ -94,7 +94,7 @@ describe('keys init: moving keys out of an existing snapshot', () => {
   it('init again imports nothing and never undoes a revocation made in the keys database since', async () => {
     expect((await runCli(['revoke', '6'], env.keys)).code).toBe(0);
     const again = await cliJson<Record<string, unknown>>(['init'], env.keys);
-    expect(again).toEqual({ path: env.keys, created: false, snapshot_path: env.snapshot, snapshot_found: true, imported: 0, already_present: 3 });
+    expect(again).toEqual({ path: env.keys, created: false, snapshot_path: env.snapshot, snapshot_found: true, imported: 0, already_present: 3, revocations_applied: 0 });
     const text = await runCli(['init'], env.keys);
     expect(text.code).toBe(0);
     expect(lines(text.stdout)).toEqual([
@@ -103,6 +103,42 @@ describe('keys init: moving keys out of an existing snapshot', () => {
     ]);
     expect((await list(env.keys)).map((k) => [k.id, k.status])).toEqual([[3, 'active'], [5, 'revoked'], [6, 'revoked']]);
     const a = await api(env.snapshot, Date.now());
+    expectError(await get(a, LEGACY[2]!), 401, 'revoked_api_key');
+  });
+
+  it('init again applies a revocation made meanwhile with the old CLI in the snapshot, and takes over a key it created', async () => {
+    // During the switch an editor used the previous version's CLI: it revoked key 3 and created
+    // a key, both in the snapshot's old table, which the new API never reads.
+    const added = generateKey();
+    const sqlite = new Database(env.snapshot);
+    sqlite.prepare(`UPDATE api_keys SET revoked_at = '2026-04-01T00:00:00Z' WHERE id = 3`).run();
+    sqlite
+      .prepare('INSERT INTO api_keys (id, partner, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(7, 'Late Partner', displayPrefix(added), hashKey(added), '2026-04-01T00:00:00Z');
+    sqlite.close();
+    legacyRows = readRows(env.snapshot);
+    const a = await api(env.snapshot, Date.now());
+    expect((await get(a, LEGACY[0]!)).status).toBe(200);
+
+    const text = await runCli(['init'], env.keys);
+    expect(text.code, text.stderr).toBe(0);
+    expect(lines(text.stdout)).toEqual([
+      `Keys database already there at ${env.keys}.`,
+      `Imported 1 key from the snapshot at ${env.snapshot} (3 already there).`,
+      'Revoked 1 key that the snapshot had revoked since (a revocation is never undone).',
+    ]);
+    expectError(await get(a, LEGACY[0]!), 401, 'revoked_api_key');
+    expect((await get(a, added)).status).toBe(200);
+    expect(readRows(env.snapshot)).toEqual(legacyRows);
+    const rows = readRows<{ id: number; revoked_at: string | null }>(env.keys);
+    expect(rows.map((r) => [r.id, r.revoked_at])).toEqual([
+      [3, '2026-04-01T00:00:00Z'],
+      [5, '2026-03-01T00:00:00Z'],
+      [6, expect.any(String)],
+      [7, null],
+    ]);
+    // Run again: nothing more to do, and key 6 stays revoked though the snapshot never revoked it.
+    expect(await cliJson(['init'], env.keys)).toMatchObject({ imported: 0, already_present: 4, revocations_applied: 0 });
     expectError(await get(a, LEGACY[2]!), 401, 'revoked_api_key');
   });
 
@@ -123,6 +159,7 @@ describe('keys init: moving keys out of an existing snapshot', () => {
       snapshot_found: false,
       imported: 0,
       already_present: 0,
+      revocations_applied: 0,
     });
     // Nothing was made at the mistyped path: the CLI only ever reads the snapshot.
     expect(existsSync(mistyped)).toBe(false);

@@ -76,19 +76,26 @@ describe('a file that is not a snapshot', () => {
     expect(sha256(path)).toBe(before);
   });
 
-  it('syncs a snapshot of a newer version (a rollback) as before, its migrations left as they are', async () => {
+  it('refuses to sync or reindex a snapshot of a newer version (a rollback) in one line and leaves it unchanged; --status still reads it', async () => {
     const path = dir.path('snapshot.db');
     expect((await runWorker(['--once'], env(path))).code).toBe(0);
     const newer = new Database(path);
     newer.prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)').run('f'.repeat(64), Date.now() + 1e9);
     newer.close();
-    const migrationsBefore = query(path, 'SELECT hash, created_at FROM __drizzle_migrations ORDER BY id');
+    const before = sha256(path);
+    const requestsBefore = cms.requests.length;
 
-    const result = await runWorker(['--once'], env(path));
+    for (const args of [['--once'], ['--once', '--full'], ['--reindex'], []]) {
+      const line = expectOneLineFailure({ ...(await runWorker(args, env(path))), timedOut: false, endedAt: 0 });
+      expect(line).toMatch(/^DATABASE_PATH .*snapshot\.db was written by a newer version \(schema migrations this worker does not know\) and was left unchanged: .*run the newer worker/);
+    }
+    expect(cms.requests).toHaveLength(requestsBefore);
+    expect(sha256(path)).toBe(before);
 
-    expect(result.code, result.stderr).toBe(0);
-    expect(query(path, 'SELECT hash, created_at FROM __drizzle_migrations ORDER BY id')).toEqual(migrationsBefore);
-  });
+    const status = await runWorker(['--status'], env(path));
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/full\s+succeeded/);
+  }, 120_000); // six worker processes, one after another
 
   it('refuses a file that is not SQLite at all in one line and leaves it unchanged', async () => {
     const path = dir.path('notes.txt');
