@@ -47,7 +47,7 @@ const listeningPids = (api: ApiProcess) =>
 describe('SIGHUP to a WEB_CONCURRENCY=2 cluster', () => {
   it('replaces every process one at a time with zero refused or failed requests, and logs the old ones as stopped on purpose', async () => {
     const { key } = addKey(dbPath, 'Rolling Partner');
-    const cluster = await spawnApi({ DATABASE_PATH: dbPath, WEB_CONCURRENCY: '2', SHUTDOWN_TIMEOUT_MS: '5000' }, { processes: 2, startTimeoutMs: 60_000 });
+    const cluster = await spawnApi({ DATABASE_PATH: dbPath, WEB_CONCURRENCY: '2', SHUTDOWN_TIMEOUT_MS: '5000' }, { processes: 2, startTimeoutMs: 180_000 });
     const port = Number(new URL(cluster.url).port);
     const before = listeningPids(cluster);
     expect(new Set(before).size).toBe(2);
@@ -97,5 +97,5 @@ describe('SIGHUP to a WEB_CONCURRENCY=2 cluster', () => {
 
     cluster.child.kill('SIGTERM');
     expect((await cluster.exited).code).toBe(0);
-  }, 360_000);
+  }, 480_000);
 });
