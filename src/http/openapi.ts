@@ -69,7 +69,8 @@ const HEADERS: Record<string, Json> = {
   LastModified: header('When this content last changed (a sync, or a scheduled article appearing).', 'Tue, 20 Oct 2026 08:00:00 GMT'),
   Link: header(
     'Pages of the same query (RFC 8288): `next` and `prev` when they exist, `first` and `last` when there is any result. ' +
-      'Targets are path-absolute (`/api/v1/...?...`): resolve them against the request URL. Only `page` differs from the request.',
+      'Targets are path-absolute (`/api/v1/...?...`, after the path of `servers[0].url` when it has one): resolve them ' +
+      'against the request URL. Only `page` differs from the request.',
     '</api/v1/articles?locale=en&limit=20&page=3>; rel="next", </api/v1/articles?locale=en&limit=20&page=1>; rel="prev", ' +
       '</api/v1/articles?locale=en&limit=20&page=1>; rel="first", </api/v1/articles?locale=en&limit=20&page=8>; rel="last"',
   ),
