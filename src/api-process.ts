@@ -54,6 +54,9 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // In a cluster SIGHUP is the primary's (a rolling restart, src/cluster-primary.ts). Sent to
+  // the whole process group, its default action would end every process at once.
+  if (options.inCluster) process.on('SIGHUP', () => logger.debug('SIGHUP ignored: the cluster primary restarts the processes'));
 
   // Before the port opens, so that no partner waits for them: the search threads start (in
   // the background) and the views the requests read are built, about 0.4 s for 100,000

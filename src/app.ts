@@ -5,6 +5,7 @@ import type { KeysStore } from './db/keys-store.js';
 import type { SnapshotStore } from './db/snapshot-store.js';
 import { requireApiKey, type KeyCheckDeps } from './http/api-key.js';
 import { errorHandler, onlyReads, unknownPath } from './http/error-handler.js';
+import { basePathOf, stripBasePath } from './http/base-path.js';
 import { createFastPath } from './http/fast-path.js';
 import { RateLimiter, type RateLimitSettings } from './http/rate-limit.js';
 import { ResponseCache } from './http/representation.js';
@@ -106,8 +107,13 @@ export function createApp(deps: AppDeps): App {
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy) });
   const security = securityHeaderList();
   const fastPath = deps.fastPath === false ? undefined : createFastPath({ ...keyCheck, catalog, cache, security });
+  const basePath = basePathOf(deps.publicBaseUrl);
   const listener = (req: IncomingMessage, res: ServerResponse) => {
+    // Behind a proxy that keeps PUBLIC_BASE_URL's path, requests are routed without it
+    // (src/http/base-path.ts); the request log and metrics see the path as routed.
+    if (basePath !== '' && req.url !== undefined) req.url = stripBasePath(req.url, basePath);
     const context = begin(req, res);
+    context.basePath = basePath;
     if (fastPath?.(req, res, context)) return;
     setHeaders(res, leadingHeaders(context, security));
     app(req, res);

@@ -6,7 +6,8 @@ import { clusterSource, closeMetricsServer, portOf, serveMetrics } from './obser
 /**
  * WEB_CONCURRENCY > 1: this process only supervises. It forks that many API processes, which
  * share the listening port (node:cluster hands connections out in turn), serves their
- * metrics summed on METRICS_PORT, replaces a process that dies, and on SIGTERM or SIGINT
+ * metrics summed on METRICS_PORT, replaces a process that dies, on SIGHUP replaces them one at
+ * a time (a rolling restart, which loads the code now on disk), and on SIGTERM or SIGINT
  * passes the signal on and exits once every process has drained.
  */
 export async function runClusterPrimary(config: Readonly<ApiConfig>): Promise<void> {
@@ -14,23 +15,78 @@ export async function runClusterPrimary(config: Readonly<ApiConfig>): Promise<vo
   const metricsServer = config.metrics ? await serveMetrics(clusterSource(), config.metrics.port, config.metrics.host) : undefined;
   let stopping = false;
   const started = new Set<Worker>();
+  /** Processes told to stop by a rolling restart: their exit is expected, not replaced. */
+  const retiring = new Set<Worker>();
 
-  const fork = () => {
-    const worker = cluster.fork();
-    worker.once('listening', () => started.add(worker));
-    worker.once('exit', (code, signal) => {
-      const wasUp = started.delete(worker);
-      if (stopping) return;
-      if (!wasUp) {
-        // A process that never listened (port taken, bad file): forking again would loop.
-        process.stderr.write(`An API process failed to start (exit code ${code}); stopping.\n`);
-        stop('startup failure', 1);
-        return;
-      }
-      // `pid` is this process's own (every line carries it): the dead one's is `deadPid`.
-      logger.error({ deadPid: worker.process.pid, code, signal }, 'an API process died: starting another');
-      fork();
+  /**
+   * Forks one API process. Resolves true once it listens, false if it exits first. A process
+   * that never listened (port taken, bad file) is not forked again, which would loop: at the
+   * first start that stops the cluster; in a rolling restart it abandons the restart instead,
+   * and the processes still running keep serving.
+   */
+  const fork = (purpose: 'start' | 'replace' | 'restart'): Promise<boolean> =>
+    new Promise((resolve) => {
+      const worker = cluster.fork();
+      worker.once('listening', () => {
+        started.add(worker);
+        resolve(true);
+      });
+      worker.once('exit', (code, signal) => {
+        const wasUp = started.delete(worker);
+        const stoppedOnPurpose = retiring.delete(worker);
+        if (!wasUp) resolve(false);
+        if (stopping) return;
+        if (stoppedOnPurpose) {
+          logger.info({ stoppedPid: worker.process.pid, code, signal }, 'an API process stopped after its replacement started (rolling restart)');
+          return;
+        }
+        if (!wasUp) {
+          if (purpose === 'restart') {
+            logger.error({ failedPid: worker.process.pid, code }, 'a new API process failed to start: rolling restart abandoned, the running processes keep serving');
+            return;
+          }
+          process.stderr.write(`An API process failed to start (exit code ${code}); stopping.\n`);
+          stop('startup failure', 1);
+          return;
+        }
+        // `pid` is this process's own (every line carries it): the dead one's is `deadPid`.
+        logger.error({ deadPid: worker.process.pid, code, signal }, 'an API process died: starting another');
+        void fork('replace');
+      });
     });
+
+  let restarting = false;
+  /**
+   * SIGHUP: each process in turn is replaced by a new one, which listens before the old one is
+   * told to drain (SIGTERM), so the port always has a listener and no connection is refused;
+   * the next waits until the old one has exited, so capacity never drops by more than one.
+   * node:cluster gives a connection a process that has just closed its server to another.
+   */
+  const rollingRestart = async () => {
+    if (stopping) return;
+    if (restarting) {
+      logger.warn('SIGHUP during a rolling restart: ignored, the restart under way carries on');
+      return;
+    }
+    restarting = true;
+    const old = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && started.has(w));
+    logger.info({ processes: old.length }, 'rolling restart: replacing the API processes one at a time');
+    try {
+      for (const worker of old) {
+        if (stopping) return;
+        if (worker.isDead()) continue;
+        if (!(await fork('restart'))) return;
+        if (stopping) return;
+        if (worker.isDead()) continue;
+        retiring.add(worker);
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        worker.process.kill('SIGTERM');
+        await exited;
+      }
+      logger.info({ processes: started.size }, 'rolling restart done');
+    } finally {
+      restarting = false;
+    }
   };
 
   const stop = (reason: string, exitCode = 0) => {
@@ -55,11 +111,12 @@ export async function runClusterPrimary(config: Readonly<ApiConfig>): Promise<vo
     exitWhenAllGone();
   };
 
-  for (let i = 0; i < config.processes; i++) fork();
+  for (let i = 0; i < config.processes; i++) void fork('start');
   logger.info(
     { processes: config.processes, port: config.port, ...(metricsServer ? { metricsPort: portOf(metricsServer) } : {}) },
     `API cluster: ${config.processes} processes on port ${config.port}`,
   );
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => void rollingRestart());
 }

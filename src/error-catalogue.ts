@@ -53,10 +53,15 @@ export const ERROR_CATALOGUE = {
   },
   invalid_cursor: {
     status: 400,
-    when: "The change feed's `since` is malformed, from another snapshot, older than the retained history, or was never handed out by this feed: start again without `since`.",
+    when:
+      "The change feed's `since` is not a cursor this feed can continue from: malformed (or never handed out by this feed), " +
+      'from another snapshot (the feed was rebuilt), older than the retained history (a delete after it was pruned), or ' +
+      'dated in the future. Start again without `since` and rebuild your copy from that answer.',
     from: ['listChanges'],
     example: {
-      message: 'This cursor is older than the retained history; read the feed again from the beginning, without since.',
+      message:
+        'since is not a cursor this feed can continue from (malformed, from another snapshot, older than the retained history, ' +
+        'or dated in the future); read the feed again without since and rebuild your copy from it.',
       param: 'since',
     },
   },

@@ -39,6 +39,8 @@ export interface RequestContext {
   errorReason: string | undefined;
   /** Answered from the response cache by the fast path, without entering Express. */
   fastPath: boolean;
+  /** PUBLIC_BASE_URL's path ('' at the root): the URLs the API writes (Link) start with it. */
+  basePath: string;
 }
 
 const CONTEXT = Symbol('requestContext');
@@ -59,6 +61,7 @@ export function beginContext(res: ServerResponse, requestId: string, startedAt: 
     errorCode: undefined,
     errorReason: undefined,
     fastPath: false,
+    basePath: '',
   };
   (res as WithContext)[CONTEXT] = context;
   return context;

@@ -53,8 +53,10 @@ export interface OperationSpec {
 
 const slug = {
   name: 'slug',
-  description: 'Article slug, matched exactly (case included) within the requested locale.',
-  example: 'ipg-q3-results',
+  description: 'Article slug, matched exactly (case included) within the requested locale: take one from the list.',
+  // "Try it out" sends it as is: an article of the demo's sample data (data/sample/en.json),
+  // so that the demo answers with a real article.
+  example: 'lumora-photonics-q3-results',
 };
 
 export const OPERATIONS: OperationSpec[] = [

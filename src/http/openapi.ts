@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../error-catalogue.js';
-import { operationErrors } from './openapi-errors.js';
+import { AppError } from '../errors.js';
+import { parseQuery } from './parse-query.js';
+import { CACHE_CONTROL } from './representation.js';
+import { operationErrors, SERVER_REFUSALS } from './openapi-errors.js';
 import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
 import { articleDetailSchema, articleSchema, changeSchema, errorSchema, imageSchema, sectionSchema } from './response-schemas.js';
 
@@ -11,6 +14,17 @@ import { articleDetailSchema, articleSchema, changeSchema, errorSchema, imageSch
  */
 
 type Json = Record<string, unknown>;
+
+/**
+ * zod writes every `int()` as bounded by ±(2^53 - 1), JavaScript's safe integers: true of any
+ * JSON number we send, but read by a partner as the field's range. Left out of the response
+ * schemas; a field with a real range says it itself (`min`, `max` in src/http/response-schemas.ts).
+ * Query parameters keep theirs: there the API enforces them (page is at most 2^53 - 1).
+ */
+function dropSafeIntegerBounds({ jsonSchema: out }: { jsonSchema: Record<string, unknown> }): void {
+  if (out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum;
+  if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;
+}
 
 function jsonSchema(schema: z.ZodType): Json {
   const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any' }) as Json;
@@ -44,14 +58,20 @@ const HEADERS: Record<string, Json> = {
       'refusals of a request it could not read (see the Error schema).',
     'b9f3c1d2-5a8e-4c1b-9a53-0f6e2d7c4a10',
   ),
-  CacheControl: header('Cache this answer for at least five minutes, as the partner terms ask.', 'public, max-age=300'),
+  CacheControl: header(
+    'Keep this answer in your own cache for five minutes, as the partner terms ask (`max-age=300`). A shared cache ' +
+      'serving several keys (a proxy or CDN) must revalidate it on every request (`s-maxage=0, proxy-revalidate`), so ' +
+      'that a revoked key is refused at once.',
+    CACHE_CONTROL,
+  ),
   CacheControlNoStore: header('Do not cache: errors and health are never cached.', 'no-store'),
   Vary: header('Answers depend on the API key.', 'X-API-Key'),
   ETag: header('Strong validator of the body: send it back in If-None-Match to revalidate.', '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"'),
   LastModified: header('When this content last changed (a sync, or a scheduled article appearing).', 'Tue, 20 Oct 2026 08:00:00 GMT'),
   Link: header(
     'Pages of the same query (RFC 8288): `next` and `prev` when they exist, `first` and `last` when there is any result. ' +
-      'Targets are path-absolute (`/api/v1/...?...`): resolve them against the request URL. Only `page` differs from the request.',
+      'Targets are path-absolute (`/api/v1/...?...`, after the path of `servers[0].url` when it has one): resolve them ' +
+      'against the request URL. Only `page` differs from the request.',
     '</api/v1/articles?locale=en&limit=20&page=3>; rel="next", </api/v1/articles?locale=en&limit=20&page=1>; rel="prev", ' +
       '</api/v1/articles?locale=en&limit=20&page=1>; rel="first", </api/v1/articles?locale=en&limit=20&page=8>; rel="last"',
   ),
@@ -88,23 +108,59 @@ const CONDITIONAL_PARAMETERS: Record<string, Json> = {
     in: 'header',
     required: false,
     description:
-      'ETags of the copies you hold (a list, `W/` prefixes and `*` accepted). A match answers 304 with no body, ' +
-      'whatever your Cache-Control says (fetch adds `no-cache`; it does not matter).',
+      'ETags of the copies you hold (a list, `W/` prefixes and `*` accepted), e.g. `"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"`. ' +
+      'A match answers 304 with no body, whatever your Cache-Control says (fetch adds `no-cache`; it does not matter).',
+    // No `example`: "Try it out" would send it (see src/http/query-schemas.ts, section).
     schema: { type: 'string' },
-    example: '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"',
   },
   IfModifiedSince: {
     name: 'If-Modified-Since',
     in: 'header',
     required: false,
-    description: 'The Last-Modified of your copy. Honoured only when If-None-Match is absent: 304 when nothing changed since.',
+    description:
+      'The Last-Modified of your copy, e.g. `Tue, 20 Oct 2026 08:00:00 GMT`. Honoured only when If-None-Match is absent: ' +
+      '304 when nothing changed since.',
     schema: { type: 'string' },
-    example: 'Tue, 20 Oct 2026 08:00:00 GMT',
+  },
+};
+
+/**
+ * The operation's own `invalid_parameter` answer, made by its query schema: a `limit` out of
+ * range where it has one (1 to 50 for pages, 1 to 100 for the change feed), else a locale.
+ */
+function invalidParameterExample(query: z.ZodObject | undefined): { param: string; message: string } | undefined {
+  if (!query) return undefined;
+  try {
+    parseQuery({ url: 'limit' in query.shape ? '?limit=0' : '?locale=fr' }, query);
+  } catch (error) {
+    if (error instanceof AppError && error.details.param) return { param: error.details.param, message: error.message };
+  }
+  return undefined;
+}
+
+/**
+ * What an operation with no 4xx of its own can still answer: the HTTP server's refusal of a
+ * request it could not read (src/http/server-limits.ts), before any route.
+ */
+const serverRefusal: Json = {
+  description:
+    "The server's own refusal of a request it could not read: " +
+    Object.entries(SERVER_REFUSALS)
+      .map(([code, status]) => `${status} \`${code}\``)
+      .join(', ') +
+    '. Those of a request that could not be read at all carry no X-Request-Id.',
+  headers: headers(['CacheControlNoStore']),
+  content: {
+    'application/json': {
+      schema: ref('schemas', 'Error'),
+      example: { error: { code: 'headers_too_large', message: 'The request headers are too large; send fewer or shorter headers.' } },
+    },
   },
 };
 
 /** One response per status, each code of that status as a named example. */
-function errorResponses(codes: ErrorCode[], keyed: boolean): Record<string, Json> {
+function errorResponses(codes: ErrorCode[], keyed: boolean, query?: z.ZodObject): Record<string, Json> {
+  const ownInvalid = invalidParameterExample(query);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(ERROR_CATALOGUE[code].status, [...(byStatus.get(ERROR_CATALOGUE[code].status) ?? []), code]);
   const out: Record<string, Json> = {};
@@ -124,6 +180,7 @@ function errorResponses(codes: ErrorCode[], keyed: boolean): Record<string, Json
           schema: ref('schemas', 'Error'),
           examples: Object.fromEntries(
             list.map((c) => {
+              if (c === 'invalid_parameter' && ownInvalid) return [c, { summary: c, value: { error: { code: c, ...ownInvalid } } }];
               return [c, { summary: c, value: { error: { code: c, ...ERROR_CATALOGUE[c].example } } }];
             }),
           ),
@@ -153,7 +210,8 @@ function operation(spec: OperationSpec): Json {
     tags: [spec.tag],
     summary: spec.summary,
     description: spec.description,
-    ...(spec.keyed ? { security: [{ ApiKey: [] }] } : {}),
+    // An operation without a key says so (an empty requirement), rather than by omission.
+    security: spec.keyed ? [{ ApiKey: [] }] : [],
     parameters: [
       ...(spec.pathParams ?? []).map((p) => ({ in: 'path', required: true, schema: { type: 'string' }, ...p })),
       ...(spec.query ? queryParameters(spec.query) : []),
@@ -168,7 +226,8 @@ function operation(spec: OperationSpec): Json {
       ...(spec.cached
         ? { '304': { description: 'Not modified: your copy (If-None-Match, else If-Modified-Since) is current. No body.', headers: okHeaders } }
         : {}),
-      ...errorResponses(codes, spec.keyed),
+      ...errorResponses(codes, spec.keyed, spec.query),
+      ...(codes.some((c) => ERROR_CATALOGUE[c].status < 500) ? {} : { '4XX': serverRefusal }),
       ...more,
     },
   };
@@ -183,6 +242,7 @@ function componentSchemas(): Record<string, Json> {
     target: 'draft-2020-12',
     io: 'output',
     unrepresentable: 'any',
+    override: dropSafeIntegerBounds,
     uri: (id: string) => `#/components/schemas/${id}`,
   });
   const used = [...COMPONENT_SCHEMAS, ...OPERATIONS.flatMap((o) => [o.ok.schema, ...Object.values(o.more ?? {}).map((m) => m.schema)])];
@@ -209,6 +269,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): Json {
     info: {
       title: 'Article syndication API',
       version: '1.0.0',
+      // The content is ours, syndicated under each partner's agreement: no open licence applies.
+      // SPDX's LicenseRef- form names a licence outside its list.
+      license: { name: 'Proprietary: for partners under their syndication agreement', identifier: 'LicenseRef-Partner-Syndication-Agreement' },
       description:
         'Read-only JSON API for partners syndicating the published articles of our laser-industry publication, in ' +
         'English and Chinese. Every endpoint under /api/v1 except this document needs the `X-API-Key` header (ask the ' +

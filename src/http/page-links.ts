@@ -1,7 +1,8 @@
 import { entryBytes, Lru } from '../lru.js';
 /*
  * The Link header of a paginated answer (RFC 8288), so a client pages by following links
- * instead of building URLs. Targets are path-absolute references (`/api/v1/articles?...`),
+ * instead of building URLs. Targets are path-absolute references (`/api/v1/articles?...`, after
+ * PUBLIC_BASE_URL's path when it has one: src/http/base-path.ts),
  * resolved against the request's own address, so they stay right behind any host name or
  * proxy that keeps the path. The parameters the list and search read are kept as the partner
  * sent them and only `page` changes; unknown ones (ignored by the API) are left out, so that a

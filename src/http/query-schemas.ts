@@ -28,9 +28,13 @@ const page = digits('page', 1, Number.MAX_SAFE_INTEGER, 'a whole number from 1')
   .default(1)
   .meta({ description: '1-based page number. A page past the last one returns an empty `data` array.' });
 
-const limit = digits('limit', 1, 50, 'a whole number from 1 to 50')
+/** The largest `limit` of a list or search page, and of a change feed page. */
+export const MAX_PAGE_LIMIT = 50;
+export const MAX_CHANGES_LIMIT = 100;
+
+const limit = digits('limit', 1, MAX_PAGE_LIMIT, `a whole number from 1 to ${MAX_PAGE_LIMIT}`)
   .default(20)
-  .meta({ description: 'Items per page, 1 to 50.' });
+  .meta({ description: `Items per page, 1 to ${MAX_PAGE_LIMIT}.` });
 
 const MAX_SECTION = 100;
 const section = z
@@ -38,8 +42,10 @@ const section = z
   .refine((s) => s.length <= MAX_SECTION, { error: `section must be at most ${MAX_SECTION} characters long: give a section slug from /api/v1/categories.` })
   .optional()
   .meta({
-    description: `A section slug (see /api/v1/categories), at most ${MAX_SECTION} characters. An unknown, inactive or empty section gives an empty list.`,
-    examples: ['markets'],
+    // No `examples`: Swagger UI's "Try it out" fills a parameter with its example, and an
+    // optional filter filled in by default would narrow (often empty) the answer a partner
+    // tries first. The description shows a value instead.
+    description: `A section slug (see /api/v1/categories), e.g. \`fiber-lasers\`, at most ${MAX_SECTION} characters. An unknown, inactive or empty section gives an empty list.`,
     // The refine above is not visible to the JSON Schema: the document states the limit itself.
     maxLength: MAX_SECTION,
   });
@@ -77,12 +83,12 @@ const updatedSince = z
   .optional()
   .meta({
     description:
-      'Only articles whose `updated_at` is at or after this instant: ISO 8601 with any offset (`Z`, `+08:00`), whole seconds count.',
+      'Only articles whose `updated_at` is at or after this instant: ISO 8601 with any offset (`Z`, `+08:00`), ' +
+      'e.g. `2026-10-20T08:00:00Z`; whole seconds count.',
     // Parsed into epoch milliseconds inside the API; partners send the text, which is what the
-    // document must show (its output type would be a number).
+    // document must show (its output type would be a number). No `examples`: see section's.
     type: 'string',
     format: 'date-time',
-    examples: ['2026-10-20T08:00:00Z'],
   });
 
 const since = z.string().optional().meta({
@@ -90,9 +96,9 @@ const since = z.string().optional().meta({
     'A cursor: the `meta.next` of an earlier answer. Omitted: from the beginning (the whole exposed catalogue plus the retained deletes).',
 });
 
-const changesLimit = digits('limit', 1, 100, 'a whole number from 1 to 100')
-  .default(100)
-  .meta({ description: 'Changes per page, 1 to 100.' });
+const changesLimit = digits('limit', 1, MAX_CHANGES_LIMIT, `a whole number from 1 to ${MAX_CHANGES_LIMIT}`)
+  .default(MAX_CHANGES_LIMIT)
+  .meta({ description: `Changes per page, 1 to ${MAX_CHANGES_LIMIT}.` });
 
 export const listQuery = z.object({ locale, page, limit, section, updated_since: updatedSince });
 export const changesQuery = z.object({ locale, since, limit: changesLimit });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { entryBytes, Lru } from '../lru.js';
 import { notModified } from './conditional.js';
+import { contextOf } from './context.js';
 import { linkHeader, type Paging } from './page-links.js';
 import { endNow, type EndResponse } from './turn-ends.js';
 
@@ -83,6 +84,16 @@ function httpDate(ms: number): string {
 }
 
 /**
+ * Cache-Control of every cacheable success. `max-age=300`: a partner's own cache keeps a copy
+ * for five minutes (the partner terms). `s-maxage=0` with `proxy-revalidate`: a shared cache
+ * (a proxy or CDN in front of the API, serving many keys) must revalidate with the API before
+ * every reuse (RFC 9111 sections 5.2.2.8 and 5.2.2.10), so a revoked key is refused on its
+ * next request instead of being served a stored copy for five minutes. nginx honours
+ * s-maxage=0 by not storing the answer at all (checked with nginx 1.22: test/ops/nginx-proxy.test.ts).
+ */
+export const CACHE_CONTROL = 'public, max-age=300, s-maxage=0, proxy-revalidate';
+
+/**
  * Sends a cacheable success: partners must cache for five minutes, and validators let them
  * revalidate cheaply. Answers 304 when the partner's copy is current, whatever the request's
  * own Cache-Control says (src/http/conditional.ts). Both the routes and the fast path send
@@ -99,9 +110,10 @@ export function sendRepresentation(
   head: string[] = [],
   end: EndResponse = endNow,
 ): void {
-  head.push('Cache-Control', 'public, max-age=300', 'Vary', 'X-API-Key', 'ETag', rep.etag, 'Last-Modified', httpDate(lastModifiedMs));
+  head.push('Cache-Control', CACHE_CONTROL, 'Vary', 'X-API-Key', 'ETag', rep.etag, 'Last-Modified', httpDate(lastModifiedMs));
   if (rep.paging) {
-    const link = linkHeader(req.url ?? '', rep.paging);
+    // The request was routed without PUBLIC_BASE_URL's path; the partner's URL has it.
+    const link = linkHeader(contextOf(res).basePath + (req.url ?? ''), rep.paging);
     if (link) head.push('Link', link);
   }
   if (notModified(req.headers, rep.etag, lastModifiedMs)) {

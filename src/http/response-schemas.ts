@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LOCALES } from '../locale.js';
 import { ERROR_CODES, SERVER_REFUSALS } from './openapi-errors.js';
+import { MAX_CHANGES_LIMIT, MAX_PAGE_LIMIT } from './query-schemas.js';
 
 /*
  * The public shapes of every response. Serializers are typed by these, tests validate real
@@ -52,15 +53,15 @@ export const sectionSchema = z
     slug: z.string(),
     name: z.string(),
     description: z.string().nullable(),
-    article_count: z.number().int().meta({ description: 'Articles exposed in this section and locale.' }),
+    article_count: z.number().int().min(0).meta({ description: 'Articles exposed in this section and locale.' }),
   })
   .meta({ id: 'Section' });
 
 const pageMeta = {
-  page: z.number().int(),
-  limit: z.number().int(),
-  total: z.number().int(),
-  pages: z.number().int().meta({ description: '`ceil(total / limit)`, 0 when total is 0.' }),
+  page: z.number().int().min(1),
+  limit: z.number().int().min(1).max(MAX_PAGE_LIMIT),
+  total: z.number().int().min(0),
+  pages: z.number().int().min(0).meta({ description: '`ceil(total / limit)`, 0 when total is 0.' }),
   locale: z.enum(LOCALES),
 };
 
@@ -75,7 +76,7 @@ export const searchResultsSchema = z
 export const articleResponseSchema = z.object({ data: articleDetailSchema }).meta({ id: 'ArticleResponse' });
 
 export const sectionListSchema = z
-  .object({ data: z.array(sectionSchema), meta: z.object({ total: z.number().int(), locale: z.enum(LOCALES) }) })
+  .object({ data: z.array(sectionSchema), meta: z.object({ total: z.number().int().min(0), locale: z.enum(LOCALES) }) })
   .meta({ id: 'SectionList' });
 
 const changeBase = {
@@ -102,7 +103,7 @@ export const changeListSchema = z
     data: z.array(changeSchema),
     meta: z.object({
       locale: z.enum(LOCALES),
-      limit: z.number().int(),
+      limit: z.number().int().min(1).max(MAX_CHANGES_LIMIT),
       since: z.string().nullable().meta({ description: 'The cursor this page continues from; null from the beginning.' }),
       next: z.string().meta({ description: 'Opaque cursor: pass it as `since` to continue exactly after this page.' }),
       has_more: z.boolean().meta({ description: 'Whether another page is ready now.' }),
@@ -167,7 +168,7 @@ export const healthSchema = z
     }),
     feed: z
       .object({
-        entries: z.number().int().meta({ description: 'Rows in the change feed, both locales.' }),
+        entries: z.number().int().min(0).meta({ description: 'Rows in the change feed, both locales.' }),
         oldest_delete_at: timestamp.nullable().meta({ description: 'When the oldest retained delete took effect.' }),
       })
       .optional(),

@@ -49,11 +49,11 @@ const ENDPOINTS = ['/api/v1/articles', '/api/v1/articles/newest', '/api/v1/categ
 const get = (path: string, target: TestApi = api) => target.request.get(path).set('X-API-Key', key);
 
 describe('success responses', () => {
-  it('say public, max-age=300, Vary: X-API-Key, a strong ETag and Last-Modified', async () => {
+  it('say public, max-age=300 for partners, s-maxage=0 with proxy-revalidate for shared caches, Vary: X-API-Key, a strong ETag and Last-Modified', async () => {
     for (const path of ENDPOINTS) {
       const res = await get(path);
       expect(res.status, path).toBe(200);
-      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.headers['cache-control']).toBe('public, max-age=300, s-maxage=0, proxy-revalidate');
       expect(res.headers.vary).toMatch(/(^|,\s*)X-API-Key(\s*,|$)/i);
       expect(res.headers.etag).toMatch(/^"[^"\s]+"$/);
       expect(res.headers['last-modified']).toBe(LAST_MODIFIED);
@@ -86,7 +86,7 @@ describe('conditional requests', () => {
       expect(res.text ?? '').toBe('');
       expect(res.headers['content-length'] ?? '0').toBe('0');
       expect(res.headers.etag).toBe(first.headers.etag);
-      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.headers['cache-control']).toBe('public, max-age=300, s-maxage=0, proxy-revalidate');
     }
   });
 

@@ -190,7 +190,7 @@ describe('GET /api/v1/changes', () => {
     expect(poll.status).toBe(200);
     expect(poll.body.data).toEqual([]);
     expect(poll.body.meta.next).toBe(first.body.meta.next);
-    expect(poll.headers['cache-control']).toBe('public, max-age=300');
+    expect(poll.headers['cache-control']).toBe('public, max-age=300, s-maxage=0, proxy-revalidate');
     h.clock.advance(600_000);
     await h.sync('incremental');
     const again = await h.api.request

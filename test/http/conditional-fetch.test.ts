@@ -74,7 +74,7 @@ describe.each(['fast path', 'express'])('conditional requests (%s)', (name) => {
       const second = await fetchWith(path, { 'If-None-Match': etag });
       expect(second.status, path).toBe(304);
       expect(second.headers.get('etag'), path).toBe(etag);
-      expect(second.headers.get('cache-control'), path).toBe('public, max-age=300');
+      expect(second.headers.get('cache-control'), path).toBe('public, max-age=300, s-maxage=0, proxy-revalidate');
       expect(await second.text(), path).toBe('');
     }
   });

@@ -23,7 +23,7 @@ export interface ApiProcess {
 
 const running = new Set<ChildProcess>();
 
-export async function spawnApi(env: Record<string, string>, options: { processes?: number } = {}): Promise<ApiProcess> {
+export async function spawnApi(env: Record<string, string>, options: { processes?: number; startTimeoutMs?: number } = {}): Promise<ApiProcess> {
   if (!existsSync(SERVER_PATH)) throw new Error(`${SERVER_PATH} is missing: build first with npx tsc -p tsconfig.json`);
   const child = spawn(process.execPath, [SERVER_PATH], {
     cwd: REPO_ROOT,
@@ -49,7 +49,7 @@ export async function spawnApi(env: Record<string, string>, options: { processes
       const lines = logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('API listening'));
       return lines.length >= processes && lines;
     },
-    { timeoutMs: 20_000, what: `${processes} API process(es) listening` },
+    { timeoutMs: options.startTimeoutMs ?? 20_000, what: `${processes} API process(es) listening` },
   );
   const port = listening[0]!.port as number;
   const metricsPort = (processes > 1 ? logs().find((l) => l.name === 'api-primary')?.metricsPort : listening[0]!.metricsPort) as

@@ -84,7 +84,16 @@ export function docsRoutes(clock: () => number): Router {
     res.end(f.body);
   };
 
-  router.get(ROUTES.docs.path, (req, res) => send(req, res, 'index.html'));
+  router.get(ROUTES.docs.path, (req, res) => {
+    // The page's URLs are relative to `/docs` (so that they keep a path prefix): from `/docs/`
+    // they would miss. Sent back to `/docs`, relatively, for the same reason.
+    if (req.path.endsWith('/')) {
+      res.setHeader('Cache-Control', 'no-store');
+      res.redirect(301, '../docs');
+      return;
+    }
+    send(req, res, 'index.html');
+  });
   router.get(ROUTES.docsAsset.path, (req, res, next) => {
     const name = req.params.name;
     if (name === 'index.html' || !Object.hasOwn(FILES, name)) return next();
