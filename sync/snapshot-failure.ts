@@ -1,4 +1,6 @@
 import Database from 'better-sqlite3';
+import { accessSync, constants, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { NotASnapshotError, SnapshotMissingError } from '../src/db/connection.js';
 import { UsageError } from '../src/errors.js';
 
@@ -21,6 +23,8 @@ export function snapshotOpenFailure(error: unknown, path: string, busyTimeoutMs:
           `check DATABASE_PATH, or if it is the snapshot, ${rebuildAdvice(path)}`,
       );
     }
+    const disk = diskProblem(path);
+    if (disk !== undefined && /^SQLITE_(CANTOPEN|READONLY|IOERR|FULL)/.test(error.code)) return new UsageError(`the snapshot at ${path} ${disk}`);
     if (error.code.startsWith('SQLITE_CANTOPEN')) {
       return new UsageError(
         `DATABASE_PATH ${path} could not be opened: check that it names a file (not a folder) and that its folder is readable and writable`,
@@ -45,6 +49,9 @@ export function snapshotOpenFailure(error: unknown, path: string, busyTimeoutMs:
 export function snapshotStoreFailure(error: unknown, path: string, busyTimeoutMs?: number): string | undefined {
   if (!(error instanceof Database.SqliteError)) return undefined;
   const code = error.code;
+  // SQLite's code says which call failed (growing the -shm file, say), not why: the disk does.
+  const disk = /^SQLITE_(CANTOPEN|READONLY|IOERR|FULL)/.test(code) ? diskProblem(path) : undefined;
+  if (disk !== undefined) return `the snapshot at ${path} ${disk}`;
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     const timeout = busyTimeoutMs === undefined ? '' : ` (${busyTimeoutMs} ms)`;
     return `the snapshot at ${path} stayed locked by another process past DATABASE_BUSY_TIMEOUT_MS${timeout}: retry once it has finished`;
@@ -74,4 +81,24 @@ export function rebuildAdvice(path: string): string {
     `(mv ${path} ${aside}; mv ${path}-wal ${aside}-wal; mv ${path}-shm ${aside}-shm), ` +
     `then run "npm run sync -- --once --full" (or start the worker), which builds a new snapshot from the CMS`
   );
+}
+
+/** What the disk holding `path` does to writes (full, read-only), or undefined when it is fine. */
+function diskProblem(path: string): string | undefined {
+  const folder = dirname(path);
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EROFS') {
+      return 'cannot be written: its disk is mounted read-only; remount it read-write, or set DATABASE_PATH to a writable place';
+    }
+  }
+  try {
+    const { bavail, bsize } = statfsSync(folder);
+    // Less than a page or two left: SQLite fails wherever it first needs one.
+    if (bavail * bsize < 64 * 1024) return 'cannot be written: the disk is full; free space and run the sync again';
+  } catch {
+    // Not knowable here: the code's own line applies.
+  }
+  return undefined;
 }
