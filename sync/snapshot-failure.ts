@@ -19,8 +19,8 @@ export function snapshotOpenFailure(error: unknown, path: string, busyTimeoutMs:
   if (error instanceof Database.SqliteError) {
     if (error.code === 'SQLITE_NOTADB') {
       return new UsageError(
-        `DATABASE_PATH ${path} is not a SQLite database (or its first page is damaged); it was left unchanged: ` +
-          `check DATABASE_PATH, or if it is the snapshot, ${rebuildAdvice(path)}`,
+        `DATABASE_PATH ${path} is not a SQLite database; it was left unchanged: check DATABASE_PATH ` +
+          `(if it is the snapshot, its first page is damaged: ${rebuildAdvice(path)})`,
       );
     }
     const disk = diskProblem(path);
