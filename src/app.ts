@@ -99,7 +99,7 @@ export function createApp(deps: AppDeps): App {
   app.use('/api/v1', requireApiKey(keyCheck));
   app.use(contentRoutes({ store: deps.store, catalog, engine: deps.engine, cache, clock }));
   app.use(unknownPath);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, (error) => deps.store.noticeDamage(error)));
 
   const metrics = deps.metrics;
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));

@@ -20,7 +20,9 @@ import { applyStaged, type LocaleInput, type LocaleOutcome } from './apply.js';
 import type { CmsAdapter } from './cms/types.js';
 import { readLocale } from './read-locale.js';
 import { rebuildEmbeddedIndex } from './reindex.js';
+import { snapshotStoreFailure } from './snapshot-failure.js';
 import { Staging } from './staging.js';
+import { UsageError } from '../src/errors.js';
 
 export type SyncKind = 'full' | 'incremental' | 'reindex';
 
@@ -76,8 +78,12 @@ export async function runSync(deps: SyncDeps, requested: SyncKind | 'auto'): Pro
   const host = hostname();
   // A `running` row with this process's pid while no run of this process is in progress was
   // left by an earlier process that had the same pid: a restarted container's worker always does.
-  closeAbandonedRuns(db, host, (pid) => (pid === process.pid ? runsInProgress > 0 : isAlive(pid)), startedAt);
-  const runId = startRun(db, { kind, startedAt, pid: process.pid, host });
+  // The run's first writes: a disk that is full or read-only, or a damaged file, fails here,
+  // before there is a run to record the failure in. One line, as for every other failure.
+  const runId = storeStep(db, () => {
+    closeAbandonedRuns(db, host, (pid) => (pid === process.pid ? runsInProgress > 0 : isAlive(pid)), startedAt);
+    return startRun(db, { kind, startedAt, pid: process.pid, host });
+  });
   runsInProgress += 1;
   try {
     return await runRecorded(deps, kind, runId, started);
@@ -108,12 +114,12 @@ async function runRecorded(deps: SyncDeps, kind: SyncKind, runId: number, starte
       if (deps.indexer) await updateSearchIndex(deps, deps.indexer, kind, result.outcomes, log);
     }
   } catch (failure) {
-    error = describeFailure(failure, deps.signal, applied);
+    error = describeFailure(failure, deps.signal, applied, db.$client.name);
   }
 
   const status = error === null ? 'succeeded' : 'failed';
-  finishRun(db, runId, { ...counts, status, finishedAt: formatUtcSeconds(clock()), error });
-  log.info({ wal: truncateWal(db) }, 'checkpointed the write-ahead log');
+  storeStep(db, () => finishRun(db, runId, { ...counts, status, finishedAt: formatUtcSeconds(clock()), error }), error);
+  log.info({ wal: storeStep(db, () => truncateWal(db), error) }, 'checkpointed the write-ahead log');
   const durationMs = clock() - started;
   if (error === null) log.info({ ...counts, durationMs, warnings }, `${kind} sync succeeded`);
   else log.error({ ...counts, durationMs, error }, `${kind} sync failed: ${error}`);
@@ -249,14 +255,32 @@ function holdCursor(deps: SyncDeps, hold: string | undefined, log: Logger): void
   else log.warn({ hold }, `a listing did not settle: incremental syncs start no later than ${hold} until one settles`);
 }
 
-function describeFailure(failure: unknown, signal: AbortSignal | undefined, applied: boolean): string {
+function describeFailure(failure: unknown, signal: AbortSignal | undefined, applied: boolean, path: string): string {
   if (signal?.aborted) {
     return applied
       ? 'stopped after the snapshot was updated, before the search index was; the next run rebuilds it'
       : 'stopped before completion; nothing from this run was applied';
   }
+  // The file's or the disk's failure (a damaged page, a full disk), said with what to do.
+  const store = snapshotStoreFailure(failure, path);
+  if (store !== undefined) return store;
   const message = failure instanceof Error ? failure.message : String(failure);
   return message.split('\n')[0] ?? 'unknown error';
+}
+
+/**
+ * A write of the run's own bookkeeping (its sync_runs row): a failure of the file or the disk
+ * becomes the one line an operator reads (a UsageError: no stack), after the run's own reason
+ * when there was one. Anything else is a bug and goes on unchanged.
+ */
+function storeStep<T>(db: Db, step: () => T, runError: string | null = null): T {
+  try {
+    return step();
+  } catch (error) {
+    const line = snapshotStoreFailure(error, db.$client.name);
+    if (line === undefined) throw error;
+    throw new UsageError(runError === null || runError === line ? line : `${runError}; and the run could not be recorded: ${line}`);
+  }
 }
 
 function isAlive(pid: number): boolean {

@@ -1,4 +1,5 @@
 import cron, { type ScheduledTask } from 'node-cron';
+import { UsageError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { SyncKind, SyncSummary } from './run-sync.js';
 
@@ -39,7 +40,10 @@ export class SyncScheduler {
     this.current = this.run(kind)
       .then(() => undefined)
       .catch((error: unknown) => {
-        this.logger.error({ err: error }, 'sync crashed');
+        // A run that could not even be recorded (a full or read-only disk) says why in one line;
+        // anything else is a bug, logged with its stack.
+        if (error instanceof UsageError) this.logger.error({ reason: error.message }, `sync failed: ${error.message}`);
+        else this.logger.error({ err: error }, 'sync crashed');
       })
       .finally(() => {
         this.current = undefined;

@@ -1,20 +1,36 @@
 import Database from 'better-sqlite3';
+import { accessSync, constants, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { NotASnapshotError, SnapshotMissingError, SnapshotNewerError } from '../src/db/connection.js';
 import { UsageError } from '../src/errors.js';
 
 /*
- * What an operator reads when DATABASE_PATH cannot be opened as the snapshot (missing, a
- * folder, not SQLite, another database, locked, unwritable): one line naming the path and
- * what to do, never SQLite's own text nor a stack, which is for bugs in our code. Opening
- * refuses before writing anything, so the file is as it was.
+ * What an operator reads when the snapshot at DATABASE_PATH cannot be opened (missing, a
+ * folder, not SQLite, another database, locked, unwritable) or a sync's own reads and writes
+ * fail on it (a full or read-only disk from the very first write, a damaged file): one line
+ * naming the path and what to do, never SQLite's own text nor a stack, which is for bugs in
+ * our code. Opening refuses before writing anything, so the file is as it was.
  */
 
-/** The failure as the one line to print, or undefined when it is not a problem with the path. */
+/** The failure to open as the one line to print, or undefined when it is not a problem with the path. */
 export function snapshotOpenFailure(error: unknown, path: string, busyTimeoutMs: number): UsageError | undefined {
   if (error instanceof SnapshotMissingError) return new UsageError(error.message);
   if (error instanceof NotASnapshotError || error instanceof SnapshotNewerError) return new UsageError(`DATABASE_PATH ${path} ${error.message}`);
   if (error instanceof Database.SqliteError) {
-    const line = sqliteFailure(error.code, path, busyTimeoutMs);
+    if (error.code === 'SQLITE_NOTADB') {
+      return new UsageError(
+        `DATABASE_PATH ${path} is not a SQLite database; it was left unchanged: check DATABASE_PATH ` +
+          `(if it is the snapshot, its first page is damaged: ${rebuildAdvice(path)})`,
+      );
+    }
+    const disk = diskProblem(path);
+    if (disk !== undefined && /^SQLITE_(CANTOPEN|READONLY|IOERR|FULL)/.test(error.code)) return new UsageError(`the snapshot at ${path} ${disk}`);
+    if (error.code.startsWith('SQLITE_CANTOPEN')) {
+      return new UsageError(
+        `DATABASE_PATH ${path} could not be opened: check that it names a file (not a folder) and that its folder is readable and writable`,
+      );
+    }
+    const line = snapshotStoreFailure(error, path, busyTimeoutMs);
     return line === undefined ? undefined : new UsageError(line);
   }
   const fsError = error as NodeJS.ErrnoException;
@@ -25,26 +41,64 @@ export function snapshotOpenFailure(error: unknown, path: string, busyTimeoutMs:
   return undefined;
 }
 
-function sqliteFailure(code: string, path: string, busyTimeoutMs: number): string | undefined {
-  if (code === 'SQLITE_NOTADB') return `DATABASE_PATH ${path} is not a SQLite database; it was left unchanged: check DATABASE_PATH`;
-  if (code.startsWith('SQLITE_CANTOPEN')) {
-    return `DATABASE_PATH ${path} could not be opened: check that it names a file (not a folder) and that its folder is readable and writable`;
+/**
+ * What a sync's own write or read of the snapshot met, as the one line to print and record,
+ * or undefined when it is not the file's or the disk's doing: any other code (SQLITE_ERROR
+ * from a migration, say) is a bug in our code, and keeps its stack.
+ */
+export function snapshotStoreFailure(error: unknown, path: string, busyTimeoutMs?: number): string | undefined {
+  if (!(error instanceof Database.SqliteError)) return undefined;
+  const code = error.code;
+  // SQLite's code says which call failed (growing the -shm file, say), not why: the disk does.
+  const disk = /^SQLITE_(CANTOPEN|READONLY|IOERR|FULL)/.test(code) ? diskProblem(path) : undefined;
+  if (disk !== undefined) return `the snapshot at ${path} ${disk}`;
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    const timeout = busyTimeoutMs === undefined ? '' : ` (${busyTimeoutMs} ms)`;
+    return `the snapshot at ${path} stayed locked by another process past DATABASE_BUSY_TIMEOUT_MS${timeout}: retry once it has finished`;
   }
-  const reason = storeReason(code, busyTimeoutMs);
-  return reason === undefined ? undefined : `the snapshot at ${path} ${reason}`;
+  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) {
+    return `the snapshot at ${path} cannot be written: check that the disk is not mounted read-only, and the permissions of the file, its -wal and -shm files and its folder`;
+  }
+  if (code.startsWith('SQLITE_FULL')) return `the snapshot at ${path} cannot be written: the disk is full; free space and run the sync again`;
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+    return `the snapshot at ${path} is damaged (SQLite found corrupt pages) and a sync does not repair it in place: ${rebuildAdvice(path)}`;
+  }
+  if (code.startsWith('SQLITE_IOERR')) return `the snapshot at ${path} could not be read or written (${code}): check the disk`;
+  return undefined;
 }
 
 /**
- * What the file or the disk did, for the codes that are: any other (SQLITE_ERROR from a
- * migration, say) is a bug in our code, and keeps its stack.
+ * A damaged snapshot is rebuilt into a new file, never repaired in place: its change feed
+ * cannot be trusted, and a sync writing into a damaged file may lose what it writes. A new
+ * file gets a new feed epoch, so every mirror is told (400 invalid_cursor) to read the feed
+ * again from the start, and loses nothing. The -wal and -shm files go too: left beside a new
+ * file, SQLite would replay the old log into it.
  */
-function storeReason(code: string, busyTimeoutMs: number): string | undefined {
-  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return `stayed locked by another process past DATABASE_BUSY_TIMEOUT_MS (${busyTimeoutMs} ms): retry once it has finished`;
+export function rebuildAdvice(path: string): string {
+  const aside = `${path}.damaged`;
+  return (
+    `stop the sync worker, move the file aside with its -wal and -shm files ` +
+    `(mv ${path} ${aside}; mv ${path}-wal ${aside}-wal; mv ${path}-shm ${aside}-shm), ` +
+    `then run "npm run sync -- --once --full" (or start the worker), which builds a new snapshot from the CMS`
+  );
+}
+
+/** What the disk holding `path` does to writes (full, read-only), or undefined when it is fine. */
+function diskProblem(path: string): string | undefined {
+  const folder = dirname(path);
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EROFS') {
+      return 'cannot be written: its disk is mounted read-only; remount it read-write, or set DATABASE_PATH to a writable place';
+    }
   }
-  if (code.startsWith('SQLITE_READONLY')) return 'cannot be written: check the permissions of the file, its -wal and -shm files and its folder';
-  if (code.startsWith('SQLITE_FULL')) return 'cannot be written: the disk is full';
-  if (code.startsWith('SQLITE_CORRUPT')) return 'is damaged: move it aside (with its -wal and -shm files) and run a sync, which rebuilds its content from the CMS';
-  if (code.startsWith('SQLITE_IOERR')) return `could not be read or written (${code}): check the disk`;
+  try {
+    const { bavail, bsize } = statfsSync(folder);
+    // Less than a page or two left: SQLite fails wherever it first needs one.
+    if (bavail * bsize < 64 * 1024) return 'cannot be written: the disk is full; free space and run the sync again';
+  } catch {
+    // Not knowable here: the code's own line applies.
+  }
   return undefined;
 }

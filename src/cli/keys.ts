@@ -5,6 +5,7 @@ import { KeysDatabaseMissingError } from '../db/keys-connection.js';
 import { UsageError } from '../errors.js';
 import { backupDatabase, restoreKeys } from '../keys/backup.js';
 import { parseDuration } from '../keys/duration.js';
+import { appendRevocation } from '../keys/revocation-log.js';
 import { createKey, listKeys, parseRate, revokeKey, rotateKey, setKeyRate, validPartnerName } from '../keys/manage.js';
 import { openKeys, type OpenedKeys } from '../keys/open.js';
 import { runMain } from '../main-guard.js';
@@ -126,7 +127,16 @@ function program(): Command {
     .argument('<id>', 'the key id, as shown by list')
     .option('--json', 'print the revoked key as JSON')
     .action((rawId: string, options: { json?: boolean }) => {
-      const { key, alreadyRevoked } = revokeKey(open().db, keyId(rawId), systemClock);
+      const { key, alreadyRevoked, revocation } = revokeKey(open().db, keyId(rawId), systemClock);
+      // Committed first: the key is refused from now on whatever the log does. The log lets a
+      // restore keep it revoked even when this database is lost (src/keys/revocation-log.ts).
+      try {
+        appendRevocation(settings().keysDatabasePath, revocation);
+      } catch (error) {
+        process.stderr.write(
+          `warning: key ${key.id} is revoked, but the revocation log beside the keys database could not be written (${(error as NodeJS.ErrnoException).code ?? 'error'}): back up the keys database now ("npm run keys -- backup")\n`,
+        );
+      }
       print(options.json, { ...key, already_revoked: alreadyRevoked }, () => [revokedLine(key, alreadyRevoked)]);
     });
 
@@ -179,12 +189,14 @@ function program(): Command {
     .command('restore')
     .description('restore the keys database from a backup, in place, while the API runs; revoked keys stay revoked')
     .argument('<file>', 'a backup written by "keys backup"')
-    .option('--json', 'print {"path","keys","revocations_kept","keys_not_in_backup","revoked_after_backup","not_in_backup"}')
+    .option('--json', 'print {"path","keys","revocations_kept","keys_not_in_backup","revoked_after_backup","not_in_backup","live_database","revocations_logged","warning"}')
     .action(async (file: string, options: { json?: boolean }) => {
       const { keysDatabasePath, busyTimeoutMs } = settings();
       const result = await restoreKeys(file, keysDatabasePath, busyTimeoutMs).catch((error: Error) => {
         throw new UsageError(`restore failed: ${error.message}`);
       });
+      // Loud whatever the format: stderr, which --json scripts still show to whoever runs them.
+      if (result.warning) process.stderr.write(`WARNING: ${result.warning}\n`);
       print(options.json, { path: keysDatabasePath, ...result }, () => restoredLines(keysDatabasePath, result));
     });
 

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from '../logger.js';
 import { formatUtcSeconds } from '../time.js';
 import { recordLastUsed } from './keys.js';
+import { isCorruption } from './reopening-reader.js';
 
 /** How often the API writes last-used times: at most one write per key per interval. */
 export const LAST_USED_INTERVAL_MS = 60_000;
@@ -26,6 +27,8 @@ export class KeyUsageRecorder {
     private readonly path: string,
     private readonly logger: Logger,
     private readonly intervalMs = LAST_USED_INTERVAL_MS,
+    /** Told of a write that failed because the file is damaged or not a database. */
+    private readonly onDamaged: (error: unknown) => void = () => {},
   ) {}
 
   /** One map write per request; the timer starts with the first use. */
@@ -56,6 +59,7 @@ export class KeyUsageRecorder {
         this.logger.warn({ store: 'keys', reason: (error as { code?: string }).code ?? (error as Error).message }, 'could not write last-used times; will retry');
       }
       this.failing = true;
+      if (isCorruption(error)) this.onDamaged(error);
     }
   }
 

@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js';
 import { isStoreFailure, SchemaOutdatedError } from './connection.js';
 import { openKeysReader, type KeysDb } from './keys-connection.js';
 import { KeyUsageRecorder } from './key-usage.js';
-import { ReopeningReader } from './reopening-reader.js';
+import { isCorruption, ReopeningReader } from './reopening-reader.js';
 
 export interface KeysSession {
   db: KeysDb;
@@ -32,8 +32,18 @@ export class KeysStore {
   private readonly usage: KeyUsageRecorder;
 
   constructor(path: string, busyTimeoutMs: number, logger: Logger, options: { lastUsedIntervalMs?: number } = {}) {
-    this.usage = new KeyUsageRecorder(path, logger, options.lastUsedIntervalMs);
-    this.reader = new ReopeningReader({ path, open: () => openKeysReader(path, { busyTimeoutMs }), logger, store: 'keys', noun: 'keys database' });
+    // A last-used write that finds the file damaged fails the store like a read would: keys
+    // are never answered from memory once their file cannot be read.
+    this.usage = new KeyUsageRecorder(path, logger, options.lastUsedIntervalMs, (error) => this.failure(error));
+    this.reader = new ReopeningReader({
+      path,
+      open: () => openKeysReader(path, { busyTimeoutMs }),
+      logger,
+      store: 'keys',
+      noun: 'keys database',
+      // Reopening costs one open (no search runs on it): a file written in place is read afresh.
+      onWrittenInPlace: 'reopen',
+    });
     // A broken or replaced file: the last-used writer reopens with the reader.
     this.reader.onDrop = () => this.usage.closeWriter();
   }
@@ -78,6 +88,7 @@ export class KeysStore {
     this.reader.recheck();
     const reason = describe(error);
     const code = (error as { code?: string }).code;
+    if (isCorruption(error)) this.reader.markBroken(error);
     if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') {
       this.reader.drop(reason);
       this.current = undefined;
@@ -109,7 +120,7 @@ function describe(error: unknown): string {
   const code = (error as { code?: string }).code;
   if (code === 'ENOENT' || code === 'SQLITE_CANTOPEN') return 'keys database file not found or not readable';
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return 'keys database locked past the busy timeout';
-  if (code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT')) return 'keys database file is not a valid SQLite database';
+  if (code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT')) return 'keys database file is damaged or not a valid SQLite database';
   if (error instanceof SchemaOutdatedError) return error.message;
   return `keys database error ${code ?? 'unknown'}`;
 }

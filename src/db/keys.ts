@@ -157,18 +157,21 @@ export function importSnapshotKeys(db: KeysDb, snapshotPath: string): ImportResu
 /** A key of a keys database file as a restore reports it: what identifies it, and its hash to match. */
 export type LiveKey = Pick<KeyRow, 'id' | 'partner' | 'prefix' | 'hash' | 'createdAt' | 'revokedAt'>;
 
-/** Every key of a keys database file, read-only; empty when it is missing or unreadable. */
-export function readKeysOf(path: string): LiveKey[] {
-  if (!existsSync(path)) return [];
+/**
+ * Every key of a keys database file, read-only, and whether it could be read: a lost or
+ * corrupt database is the usual reason to restore, and then its revocations are not known.
+ */
+export function readKeysOf(path: string): { keys: LiveKey[]; state: 'read' | 'missing' | 'unreadable' } {
+  if (!existsSync(path)) return { keys: [], state: 'missing' };
   let sqlite: Database.Database | undefined;
   try {
     sqlite = new Database(path, { readonly: true, fileMustExist: true });
-    return sqlite
+    const keys = sqlite
       .prepare('SELECT id, partner, prefix, hash, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id')
       .all() as LiveKey[];
+    return { keys, state: 'read' };
   } catch {
-    // A lost or corrupt database is the usual reason to restore: nothing to carry over then.
-    return [];
+    return { keys: [], state: 'unreadable' };
   } finally {
     sqlite?.close();
   }

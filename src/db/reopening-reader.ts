@@ -15,6 +15,21 @@ export interface ReaderOptions<D> {
   store: string;
   /** What the log messages call the database (`snapshot`, `keys database`). */
   noun: string;
+  /**
+   * The file was written in place (same inode, new ctime): `reopen` drops the connection so
+   * the next use reads the file afresh; `validate` opens a second connection to check that the
+   * file is still a database this store can open, and keeps the first one (its page cache
+   * emptied) when it is. The
+   * snapshot validates: its writer checkpoints into the file after every sync, and reopening
+   * would cut the searches in flight on the connection (src/content/search.ts).
+   */
+  onWrittenInPlace: 'reopen' | 'validate';
+}
+
+/** SQLite found the file damaged or not a database at all. */
+export function isCorruption(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
 }
 
 /**
@@ -24,10 +39,21 @@ export interface ReaderOptions<D> {
  * next turn while the requests read from the sockets in one turn share one system call; the
  * connection dropped after a failure, so that the next use reopens it; and each change of
  * state logged once.
+ *
+ * The identity is the inode and the ctime: a file overwritten in place (`cp other.db live.db`)
+ * keeps its inode, and an open WAL connection would go on answering from its page cache, never
+ * reading the new bytes. A file found damaged (SQLITE_CORRUPT or SQLITE_NOTADB, on any use,
+ * see markBroken) stays failed until the file changes: every use throws that error again
+ * without touching the file, and the first use after a change tries it afresh.
  */
 export class ReopeningReader<D extends { $client: Database.Database }> {
   private db: D | undefined;
   private inode = 0;
+  private ctimeMs = 0;
+  // What the last stat saw: the identity a failure found now is recorded against.
+  private seenInode = 0;
+  private seenCtimeMs = 0;
+  private broken: { error: unknown; inode: number; ctimeMs: number } | undefined;
   private checkedThisTurn = false;
   private readonly endTurn = () => {
     this.checkedThisTurn = false;
@@ -55,18 +81,61 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
       this.checkedNow = false;
       return this.db;
     }
-    const inode = this.currentInode();
+    this.stat();
+    const inode = this.seenInode;
+    const ctimeMs = this.seenCtimeMs;
+    if (this.broken) {
+      if (inode === this.broken.inode && ctimeMs === this.broken.ctimeMs) {
+        if (this.db) this.drop(`the ${this.options.noun} file is damaged`);
+        throw this.broken.error;
+      }
+      // The file changed since it was found damaged: try it afresh.
+      this.broken = undefined;
+    }
     if (this.db && inode !== this.inode) this.drop(`the ${this.options.noun} file was replaced or removed`);
+    if (this.db && ctimeMs !== this.ctimeMs) this.writtenInPlace();
     if (!this.db) {
       if (inode === 0) throw Object.assign(new Error(`${this.options.noun} file not found`), { code: 'ENOENT' });
       this.db = this.options.open();
       this.inode = inode;
+      this.ctimeMs = ctimeMs;
       this.opened += 1;
     }
     this.checkedThisTurn = true;
     this.checkedNow = true;
     setImmediate(this.endTurn);
     return this.db;
+  }
+
+  /**
+   * The file was found damaged (by this store or by anyone using its connection): every use
+   * fails with `error` until the file changes (see the class comment).
+   */
+  markBroken(error: unknown): void {
+    this.broken = { error, inode: this.seenInode, ctimeMs: this.seenCtimeMs };
+    this.checkedThisTurn = false;
+  }
+
+  /** Whether the file is marked damaged (and has not changed since). */
+  get isBroken(): boolean {
+    return this.broken !== undefined;
+  }
+
+  private writtenInPlace(): void {
+    if (this.options.onWrittenInPlace === 'reopen') {
+      this.drop(`the ${this.options.noun} file was written in place`);
+      return;
+    }
+    try {
+      this.options.open().$client.close();
+    } catch (error) {
+      this.drop(`the ${this.options.noun} file was written in place and cannot be opened again`);
+      throw error;
+    }
+    // The connection's page cache may hold pages the file no longer has: emptied, the next
+    // queries read the file itself, and a damaged page fails them (and marks the store).
+    this.db!.$client.pragma('shrink_memory');
+    this.ctimeMs = this.seenCtimeMs;
   }
 
   /** Makes the next use check the file again, even in this turn (after a failed use). */
@@ -111,11 +180,14 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
     this.db = undefined;
   }
 
-  private currentInode(): number {
+  private stat(): void {
+    let stats;
     try {
-      return statSync(this.options.path).ino;
+      stats = statSync(this.options.path, { throwIfNoEntry: false });
     } catch {
-      return 0;
+      // A folder we may not search: the same as no file (opening says why).
     }
+    this.seenInode = stats?.ino ?? 0;
+    this.seenCtimeMs = stats?.ctimeMs ?? 0;
   }
 }

@@ -1,7 +1,7 @@
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isStoreFailure, NotASnapshotError, openReader, SchemaOutdatedError, type Db } from './connection.js';
-import { ReopeningReader } from './reopening-reader.js';
+import { isCorruption, ReopeningReader } from './reopening-reader.js';
 
 export interface StoreSession {
   db: Db;
@@ -15,6 +15,8 @@ export interface StoreSession {
 }
 
 const UNAVAILABLE_MESSAGE = 'The service cannot read its content store right now; please retry in a minute.';
+/** The reason of a 503 for a damaged snapshot: a search thread's failure reaches the API's store by it. */
+export const DAMAGED_REASON = 'database file is damaged or not a valid SQLite database';
 
 /**
  * A request that awaited (a search waiting for a slot or a server) outlived the connection
@@ -38,7 +40,12 @@ export class SnapshotStore {
   private current: StoreSession | undefined;
 
   constructor(path: string, busyTimeoutMs: number, logger: Logger) {
-    this.reader = new ReopeningReader({ path, open: () => openReader(path, { busyTimeoutMs }), logger, store: 'sqlite', noun: 'snapshot' });
+    this.reader = new ReopeningReader({ path, open: () => openReader(path, { busyTimeoutMs }),
+      logger,
+      store: 'sqlite',
+      noun: 'snapshot',
+      onWrittenInPlace: 'validate',
+    });
   }
 
   /**
@@ -70,11 +77,27 @@ export class SnapshotStore {
 
   /**
    * The 503 for an error met while querying through a session, or the error unchanged when it
-   * is not a store failure (bugs stay 500). Only maps: the connection is the store's own
-   * business, decided in session() and probe() when they use it.
+   * is not a store failure (bugs stay 500). The connection is the store's own business,
+   * decided in session() and probe() when they use it; but a damaged file found by any query
+   * marks the whole store failed (noticeDamage), so that /health says so.
    */
   failure(error: unknown): unknown {
+    this.noticeDamage(error);
     return storeUnavailable(error) ?? error;
+  }
+
+  /**
+   * A query anywhere (a request, a search thread's reason) found the file damaged: every use
+   * fails with a 503 until the file changes (src/db/reopening-reader.ts), and /health answers
+   * 503 `unavailable`. A damaged page serves no request, so no partner gets half a locale
+   * while the load balancer thinks the host is fine.
+   */
+  noticeDamage(error: unknown): void {
+    const damaged = isCorruption(error) || (error instanceof ServiceUnavailableError && error.reason === DAMAGED_REASON);
+    if (!damaged || this.reader.isBroken) return;
+    this.reader.markBroken(isCorruption(error) ? error : Object.assign(new Error(DAMAGED_REASON), { code: 'SQLITE_CORRUPT' }));
+    this.current = undefined;
+    this.reader.problem(DAMAGED_REASON);
   }
 
   /** Health probe: a real query, so that a locked or unreadable store shows as down. */
@@ -106,6 +129,7 @@ export class SnapshotStore {
     const unavailable = storeUnavailable(error);
     if (!unavailable) return error;
     const code = (error as { code?: string }).code;
+    if (isCorruption(error)) this.reader.markBroken(error);
     if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') {
       // The next session opens a new connection, and so starts a new generation.
       this.reader.drop(unavailable.reason);
@@ -130,7 +154,7 @@ function describe(error: unknown): string {
   const code = (error as { code?: string }).code;
   if (code === 'ENOENT' || code === 'SQLITE_CANTOPEN') return 'database file not found or not readable';
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return 'database locked past the busy timeout';
-  if (code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT')) return 'database file is not a valid SQLite database';
+  if (code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT')) return DAMAGED_REASON;
   if (error instanceof NotASnapshotError) return `the file at DATABASE_PATH ${error.message}`;
   if (error instanceof SchemaOutdatedError) return error.message;
   return `database error ${code ?? 'unknown'}`;

@@ -28,8 +28,10 @@ export const unknownPath: RequestHandler = (_req, _res, next) => {
  * used); anything else is a bug: logged with its stack, answered with a generic 500 that
  * reveals nothing.
  */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logger: Logger, noticeStoreFailure?: (error: unknown) => void): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
+    // A damaged snapshot found by this request marks the store failed (src/db/snapshot-store.ts).
+    noticeStoreFailure?.(error);
     const context = contextOf(res);
     const known = error instanceof AppError ? error : (storeUnavailable(error) ?? fromExpress(error));
     if (known) {

@@ -7,6 +7,7 @@ import type { RequestContext } from './context.js';
 import { leadingHeaders } from './response-head.js';
 import { sendRepresentation, type ResponseCache } from './representation.js';
 import { ARTICLE_SLUG_AT, ROUTES } from './routes-table.js';
+import { SOCKET_CLOSING } from './server-limits.js';
 import { TurnEnds } from './turn-ends.js';
 
 export interface FastPathDeps extends KeyCheckDeps {
@@ -91,6 +92,7 @@ export function createFastPath(deps: FastPathDeps): FastPath {
   const attach = (server: Server): void => {
     server.prependListener('clientError', flush);
     server.prependListener('connect', flush);
+    server.prependListener(SOCKET_CLOSING, flush);
   };
   return Object.assign(fastPath, { flush, attach });
 }

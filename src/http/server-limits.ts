@@ -1,4 +1,5 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ServerLimits } from '../config/api.js';
 import type { ErrorCode, ErrorStatus } from '../error-catalogue.js';
@@ -30,13 +31,17 @@ export function createApiServer(app: ApiListener, limits: ServerLimits, logger: 
       requireHostHeader: false,
     },
     (req, res) => {
+      room.requested(req.socket);
       if (req.httpVersion === '1.1' && req.headers.host === undefined) {
         return sendJsonError(res, 400, 'invalid_request', 'The request has no Host header, which HTTP/1.1 requires.');
       }
       app(req, res);
     },
   );
-  server.maxConnections = limits.maxConnections;
+  // Not server.maxConnections: Node drops every connection past it, so a few hundred idle or
+  // silent sockets lock every new client out. The room makes space instead (see ConnectionRoom).
+  const room = new ConnectionRoom(limits.maxConnections, () => server.emit(SOCKET_CLOSING));
+  server.on('connection', (socket: Socket) => room.admit(socket));
   // A client that stops reading a response holds its socket; drop it after this much silence.
   server.setTimeout(limits.requestTimeoutMs);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -55,8 +60,92 @@ export function createApiServer(app: ApiListener, limits: ServerLimits, logger: 
   return server;
 }
 
+interface SocketUse {
+  /** Requests read on it so far. */
+  requests: number;
+  /** When it connected or last sent a request, in the room's own order (a counter, no clock). */
+  lastSeen: number;
+}
+
+/**
+ * HTTP_MAX_CONNECTIONS open connections at most, without locking new clients out: at the cap,
+ * a new connection takes the place of one that is doing nothing. First an idle keep-alive
+ * connection (answered, no request under way), the one idle longest; a client reopens one
+ * when it needs it, as HTTP allows a server to close it at any time. Then a connection that
+ * has not sent a whole request yet (silent, or a slow-header client), the oldest: under
+ * pressure it is cut at once instead of at HTTP_HEADERS_TIMEOUT_MS. A connection with a
+ * request under way is never closed for another; when all of them are, the new one is
+ * refused, as Node's maxConnections would. Per-client limits are a proxy's job (README).
+ */
+export class ConnectionRoom {
+  private readonly sockets = new Map<Socket, SocketUse>();
+  private counter = 0;
+  /** Connections closed to make room, for tests and metrics. */
+  evicted = 0;
+  refused = 0;
+
+  constructor(
+    private readonly cap: number,
+    /** Ends the answers the fast path holds: a socket is closed only after them. */
+    private readonly flush: () => void,
+  ) {}
+
+  get size(): number {
+    return this.sockets.size;
+  }
+
+  admit(socket: Socket): void {
+    if (this.sockets.size >= this.cap) {
+      const victim = this.idlest();
+      if (!victim) {
+        this.refused += 1;
+        socket.destroy();
+        return;
+      }
+      this.flush();
+      this.sockets.delete(victim);
+      victim.destroy();
+      this.evicted += 1;
+    }
+    this.sockets.set(socket, { requests: 0, lastSeen: ++this.counter });
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** A request was read on the socket: one map lookup, no clock. */
+  requested(socket: Socket): void {
+    const use = this.sockets.get(socket);
+    if (!use) return;
+    use.requests += 1;
+    use.lastSeen = ++this.counter;
+  }
+
+  /** The connection to close for a new one, or undefined when every one is busy. */
+  private idlest(): Socket | undefined {
+    let idle: Socket | undefined;
+    let idleSeen = Infinity;
+    let silent: Socket | undefined;
+    let silentSeen = Infinity;
+    for (const [socket, use] of this.sockets) {
+      // Node's response under way on this socket (held by the fast path too, until it ends).
+      if ((socket as Socket & { _httpMessage?: unknown })._httpMessage) continue;
+      if (use.requests > 0) {
+        if (use.lastSeen < idleSeen) [idle, idleSeen] = [socket, use.lastSeen];
+      } else if (use.lastSeen < silentSeen) {
+        [silent, silentSeen] = [socket, use.lastSeen];
+      }
+    }
+    return idle ?? silent;
+  }
+}
+
 /** A code with its catalogue status (src/error-catalogue.ts). */
 type ParserVerdict = { [C in ErrorCode]: { status: ErrorStatus<C>; code: C; message: string } }[ErrorCode];
+
+/**
+ * Emitted on the server just before it closes a connection of its own accord (to make room):
+ * whoever holds answers for that socket (the fast path, src/http/fast-path.ts) sends them first.
+ */
+export const SOCKET_CLOSING = 'syndication:socket-closing';
 
 /**
  * What a request Node's parser refused gets. 431 and 408 are outside the contract's status

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { assertKeysDatabase, KEYS_MIGRATIONS, NotAKeysDatabaseError } from '../db/keys-connection.js';
 import { applyRevocations, keyHashesOf, readKeysOf, type LiveKey } from '../db/keys.js';
 import { migrate } from '../db/migrate.js';
+import { readRevocationLog, revocationLogPath } from './revocation-log.js';
 
 export { backupDatabase, type BackupResult };
 
@@ -28,6 +29,15 @@ export interface RestoreResult {
    * longer work, and this is the only record of whose they were.
    */
   not_in_backup: (KeyMention & { created_at: string })[];
+  /** Whether the database being replaced could be read (its revocations and keys known). */
+  live_database: 'read' | 'missing' | 'unreadable';
+  /** Revocations read back from the revocation log (src/keys/revocation-log.ts). */
+  revocations_logged: number;
+  /**
+   * Set when revocations made after the backup may be unknown (the live database could not be
+   * read): which ones this restore cannot know about, and what to do. Printed first, loudly.
+   */
+  warning: string | null;
 }
 
 /**
@@ -39,7 +49,9 @@ export interface RestoreResult {
  */
 export async function restoreKeys(backupPath: string, livePath: string, busyTimeoutMs: number): Promise<RestoreResult> {
   refuseAnotherDatabase(livePath);
-  const current = readKeysOf(livePath);
+  const live = readKeysOf(livePath);
+  const current = live.keys;
+  const logged = readRevocationLog(livePath);
   let result: RestoreResult | undefined;
   await restoreDatabase(backupPath, livePath, busyTimeoutMs, (copy) => {
     // The mistake is then in the argument, not in KEYS_DATABASE_PATH (checked above).
@@ -49,10 +61,14 @@ export async function restoreKeys(backupPath: string, livePath: string, busyTime
       'a snapshot backup? restore takes a file written by "keys backup" without --snapshot',
     );
     migrate(copy, KEYS_MIGRATIONS);
-    const kept = applyRevocations(copy, current);
+    const fromLog = (logged ?? []).map((r) => ({ hash: r.hash, revokedAt: r.revoked_at }));
+    const kept = applyRevocations(copy, [...current, ...fromLog]);
     const restored = new Set(keyHashesOf(copy));
     const lost = current.filter((k) => !restored.has(k.hash));
     result = {
+      live_database: live.state,
+      revocations_logged: logged?.length ?? 0,
+      warning: unknownRevocations(livePath, live.state, logged !== undefined),
       keys: restored.size,
       revocations_kept: kept.length,
       keys_not_in_backup: lost.length,
@@ -61,6 +77,22 @@ export async function restoreKeys(backupPath: string, livePath: string, busyTime
     };
   });
   return result!;
+}
+
+/**
+ * What a restore cannot know when the live database could not be read: revocations made after
+ * the backup come only from the revocation log then, and keys created after it are not known
+ * at all. Undefined (null) when the live database was read.
+ */
+function unknownRevocations(livePath: string, state: 'read' | 'missing' | 'unreadable', hasLog: boolean): string | null {
+  if (state === 'read') return null;
+  const what = state === 'missing' ? 'was missing' : 'could not be read';
+  const log = revocationLogPath(livePath);
+  return hasLog
+    ? `the keys database being replaced ${what}: revocations made after the backup were read from the revocation log ${log}; ` +
+        `a key revoked after the backup by any other means (SQL, an older version without the log) is active again, and keys created after the backup are unknown: check "npm run keys -- list" and revoke again any key that must not work`
+    : `the keys database being replaced ${what} and there is no revocation log (${log}): every key revoked after the backup is active again, ` +
+        `and keys created after it are unknown: check "npm run keys -- list" now and revoke again any key that must not work`;
 }
 
 const mention = (k: LiveKey): KeyMention => ({ id: k.id, partner: k.partner, prefix: k.prefix });

@@ -1,3 +1,4 @@
+import type { Revocation } from './revocation-log.js';
 import { getKey, insertKey, insertReplacement, listKeyRows, markKeyRevoked, updateKey } from '../db/keys.js';
 import type { KeysDb } from '../db/keys-connection.js';
 import type { KeyRow } from '../db/keys-schema.js';
@@ -77,11 +78,20 @@ export function listKeys(db: KeysDb, clock: Clock): KeySummary[] {
  * Revokes a key. Revoking an already revoked key is not an error (the editor's intent holds);
  * `alreadyRevoked` tells the CLI to say so.
  */
-export function revokeKey(db: KeysDb, id: number, clock: Clock): { key: KeySummary; alreadyRevoked: boolean } {
+export function revokeKey(
+  db: KeysDb,
+  id: number,
+  clock: Clock,
+): { key: KeySummary; alreadyRevoked: boolean; revocation: Revocation } {
   const before = mustGet(db, id);
   const after = markKeyRevoked(db, id, formatUtcSeconds(clock()));
   if (!after) throw new UsageError(`no key with id ${id}`);
-  return { key: summary(after, formatUtcSeconds(clock())), alreadyRevoked: before.revokedAt !== null };
+  return {
+    key: summary(after, formatUtcSeconds(clock())),
+    alreadyRevoked: before.revokedAt !== null,
+    // For the revocation log (src/keys/revocation-log.ts): the hash, never the key.
+    revocation: { id: after.id, prefix: after.prefix, hash: after.hash, revoked_at: after.revokedAt! },
+  };
 }
 
 /**

@@ -130,7 +130,11 @@ describe('keys restore', () => {
 
     for (const suffix of ['', '-wal', '-shm']) rmSync(keysPath + suffix, { force: true });
     const backupRows = readRows(backupPath).length;
-    const restored = await cliJson<Record<string, unknown>>(['restore', backupPath], keysPath, env);
+    const run = await runCli(['restore', backupPath, '--json'], keysPath, env);
+    expect(run.code, run.stderr).toBe(0);
+    // The live database was lost: the restore says what it cannot know, loudly.
+    expect(run.stderr).toMatch(/^WARNING: the keys database being replaced was missing/);
+    const restored = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(restored).toEqual({
       path: keysPath,
       keys: backupRows,
@@ -138,6 +142,9 @@ describe('keys restore', () => {
       keys_not_in_backup: 0,
       revoked_after_backup: [],
       not_in_backup: [],
+      live_database: 'missing',
+      revocations_logged: expect.any(Number),
+      warning: expect.stringMatching(/revoke again any key that must not work/),
     });
     expect(readRows(keysPath, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
 
