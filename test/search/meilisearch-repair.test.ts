@@ -236,7 +236,7 @@ describe('upload size and task waits', () => {
   });
 
   it('groups documents by count and by bytes, a document larger than the cap alone', () => {
-    const doc = (id: number, size: number) => ({ id, slug: `s${id}`, title: '', excerpt: '', body: 'x'.repeat(size), section_slug: null, section_name: '', author: '', published_at_ts: null });
+    const doc = (id: number, size: number) => ({ id, slug: `s${id}`, title: '', excerpt: '', body: 'x'.repeat(size), section_slug: null, section_name: '', author: '', published_at_ts: null, h: '' });
     const batches = [...documentBatches([doc(1, 10), doc(2, 10), doc(3, 5_000), doc(4, 10), doc(5, 10), doc(6, 10)], 2, 1_000)];
     expect(batches.map((b) => b.count)).toEqual([2, 1, 2, 1]);
     for (const b of batches) {

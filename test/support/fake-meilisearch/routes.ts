@@ -366,7 +366,8 @@ export class Api {
     const fields = Array.isArray(q['fields']) ? (q['fields'] as string[]) : ['*'];
     const matched = [...index.documents.entries()].filter(([id, doc]) => (ids === null || ids.has(id)) && (!filter || evaluate(filter, doc)));
     return {
-      results: matched.slice(offset, offset + limit).map(([, doc]) => selectAttributes(doc, fields)),
+      // Only displayed attributes are returned, as in search (routes/indexes/documents.rs).
+      results: matched.slice(offset, offset + limit).map(([, doc]) => selectAttributes(selectAttributes(doc, index.settings.displayedAttributes), fields)),
       offset,
       limit,
       total: matched.length,

@@ -19,21 +19,19 @@
  * Kana (Japanese, which charabia cuts with lindera) is cut by ICU here; nothing in this project
  * indexes Japanese. Latin camelCase splitting and Chinese variant normalization are not modelled.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Jieba } from '@node-rs/jieba';
 import { dict } from '@node-rs/jieba/dict.js';
 
 const jieba = Jieba.withDict(dict);
 
-/** The words of jieba's dictionary, for the re-cut's `JIEBA.has_word`. */
-let dictionaryWords: Set<string> | undefined;
-function hasWord(word: string): boolean {
-  if (!dictionaryWords) {
-    const path = createRequire(import.meta.url).resolve('@node-rs/jieba/dict.txt');
-    dictionaryWords = new Set(readFileSync(path, 'utf8').split('\n').map((line) => line.split(' ')[0] ?? ''));
-  }
-  return dictionaryWords.has(word);
+/**
+ * charabia's `JIEBA.has_word`, for the 2- and 3-character grams of the re-cut. jieba's full
+ * mode lists every dictionary word inside a text, so a gram is a word when it lists the gram
+ * itself. It lists ASCII runs whole whatever the dictionary says; the dictionary holds no ASCII
+ * word of 2 or 3 characters.
+ */
+function hasWord(gram: string): boolean {
+  return !/^[A-Za-z0-9]+$/.test(gram) && jieba.cutAll(gram).includes(gram);
 }
 
 /** How a given engine version tokenizes, where versions differ. */
