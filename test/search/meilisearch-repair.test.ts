@@ -189,6 +189,21 @@ describe('a live index that is missing or has no settings', () => {
     expect((await api.request.get('/health')).body.search).toMatchObject({ status: 'ok', indexes: { en: { status: 'ok', documents: 6 } } });
   });
 
+  it.each([
+    ['typoTolerance', { typoTolerance: { minWordSizeForTypos: { oneTypo: 3, twoTypos: 9 } } }],
+    ['localizedAttributes', { localizedAttributes: [{ attributePatterns: ['*'], locales: ['jpn'] }] }],
+    ['displayedAttributes', { displayedAttributes: ['*'] }],
+  ])('is rebuilt by the next incremental sync when its %s differ from meilisearch.config.json', async (_name, changed) => {
+    const s = await setup();
+    expect((await run(s, 'full')).status).toBe('succeeded');
+    expect((await s.meili.client.index(s.meili.uid('en')).updateSettings(changed).waitTask()).status).toBe('succeeded');
+    s.clock.set(at(10));
+    const { result, requests } = await requestsDuring(s.fake, () => run(s, 'incremental'));
+    expect(result.status).toBe('succeeded');
+    expect(swapBodies(requests)).toHaveLength(1);
+    expect(s.worker.logs.join('\n')).toMatch(/\S+_en does not have the settings of meilisearch.config.json/);
+  });
+
   it('is reported missing by /health before any sync has built it', async () => {
     const s = await setup();
     const api = await startApi({ databasePath: s.dbPath, clock: s.clock, engine: s.meili.engine() });
