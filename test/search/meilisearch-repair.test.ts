@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { getWorkerState } from '../../src/db/sync-runs.js';
 import type { Locale } from '../../src/locale.js';
 import { documentBatches } from '../../src/search/meilisearch/batches.js';
+import { bodyParts } from '../../src/search/meilisearch/documents.js';
+import { tokenize } from '../support/fake-meilisearch/tokenize.js';
 import { meiliQueryText } from '../../src/search/meilisearch/query.js';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import type { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
@@ -248,6 +250,19 @@ describe('upload size and task waits', () => {
     expect(result.status).toBe('failed');
     expect(result.error).toMatch(/Meilisearch task \d+ \(.+\) was still not finished after \d+ ms \(MeilisearchTaskTimeOutError\)/);
     expect(getWorkerState(s.worker.db, REBUILD_FLAG)).toBeDefined();
+  });
+
+  it('cuts a long body into parts that each stay under the engine\'s 65,536 positions (as the fake counts them)', () => {
+    // 100,000 words, every fourth one after a full stop (8 positions), Chinese mixed in.
+    const body = Array.from({ length: 25_000 }, (_, i) => `alpha beta 激光器 gamma${i % 10 === 0 ? '5G' : ''}.`).join(' ');
+    const parts = bodyParts(body);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.join('')).toBe(body);
+    for (const part of parts) {
+      const last = tokenize(part).at(-1)!;
+      expect(last.position).toBeLessThan(65_536);
+    }
+    expect(bodyParts('short body')).toEqual(['short body']);
   });
 
   it('groups documents by count and by bytes, a document larger than the cap alone', () => {
