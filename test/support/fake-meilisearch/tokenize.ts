@@ -55,14 +55,17 @@ const KANA = /[\p{Script=Hiragana}\p{Script=Katakana}\u30FC]/u;
 const LETTER = /\p{L}/u;
 const SCRIPT_NAMES = ['Cyrillic', 'Arabic', 'Devanagari', 'Hebrew', 'Ethiopic', 'Georgian', 'Bengali', 'Hangul', 'Greek', 'Thai', 'Khmer'];
 
+const SCRIPTS = SCRIPT_NAMES.map((name) => [name, new RegExp(`\\p{Script=${name}}`, 'u')] as const);
+
 /** charabia's `Script::from(char)`, reduced to the scripts that matter here. */
 function scriptOf(c: string): Script {
   const code = c.codePointAt(0) as number;
-  if ((code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)) return 'latin';
-  if (code >= 0x80 && code <= 0x24f && LETTER.test(c)) return 'latin';
-  if (code >= 0x1e00 && code <= 0x1eff) return 'latin';
+  if (code < 0x80) return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) ? 'latin' : 'other';
+  // charabia's is_latin takes U+0080..U+024F whole, symbols (`«`, `×`) included.
+  if (code <= 0x24f || (code >= 0x1e00 && code <= 0x1eff)) return 'latin';
+  if (!LETTER.test(c)) return 'other';
   if (CJ_CHAR.test(c) || (code >= 0x3040 && code <= 0x30ff)) return 'cj';
-  for (const name of SCRIPT_NAMES) if (new RegExp(`\\p{Script=${name}}`, 'u').test(c)) return name;
+  for (const [name, re] of SCRIPTS) if (re.test(c)) return name;
   return 'other';
 }
 
