@@ -202,13 +202,17 @@ async function updateSearchIndex(
   log: Logger,
 ): Promise<void> {
   const { db, clock } = deps;
-  const needsRebuild = kind === 'full' || getWorkerState(db, SEARCH_REBUILD_NEEDED) !== undefined;
+  const needsRebuild = getWorkerState(db, SEARCH_REBUILD_NEEDED) !== undefined;
   // Flag first: if this process dies or the index fails half-way, the next run rebuilds.
   setWorkerState(db, SEARCH_REBUILD_NEEDED, 'pending', formatUtcSeconds(clock()));
   try {
     if (needsRebuild) {
       const { documents } = await indexer.rebuild(db, deps.signal, outcomes);
       log.info({ documents, indexer: indexer.name }, 'search index rebuilt');
+    } else if (kind === 'full') {
+      // The exact difference, not a rebuild: the engine re-tokenizes only what changed.
+      const { sent, deleted, rebuilt } = await indexer.reconcile(db, outcomes, deps.signal);
+      log.info({ sent, deleted, rebuilt, indexer: indexer.name }, 'search index brought to the snapshot');
     } else {
       await indexer.update(db, outcomes, deps.signal);
     }

@@ -21,4 +21,10 @@ export interface SearchIndexer {
    * when a sync's commit is behind the rebuild, are the ids the live index lags on meanwhile.
    */
   rebuild(db: Db, signal?: AbortSignal, changes?: Map<Locale, LocaleChanges>): Promise<{ documents: number }>;
+  /**
+   * A full sync: makes every index equal to the snapshot by sending only the difference, and
+   * rebuilds only what must be (missing index, other settings or engine version). `changes`
+   * go to a live index that is rebuilt anyway, so it keeps serving them meanwhile.
+   */
+  reconcile(db: Db, changes: Map<Locale, LocaleChanges>, signal?: AbortSignal): Promise<{ sent: number; deleted: number; rebuilt: Locale[] }>;
 }

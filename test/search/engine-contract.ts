@@ -67,6 +67,15 @@ const ARTICLES = [
   rawArticle({ locale: 'zh', slug: 'zh-femtosecond', title: '飞秒激光加工精度提升', section_slug: 'fiber', published_at: ago(3), ...text('精度数据。') }),
   rawArticle({ locale: 'zh', slug: 'zh-wafer', title: '半导体晶圆产能扩张', section_slug: 'fiber', published_at: ago(4), ...text('产能数据。') }),
   rawArticle({ locale: 'zh', slug: 'zh-latin', title: 'Laser 展会开幕', section_slug: 'fiber', published_at: ago(5), ...text('展会。') }),
+  // Letters and digits written against Chinese characters (Meilisearch groups digits with the
+  // Chinese before them; before 1.25 it cut 2024 into digits).
+  rawArticle({ locale: 'zh', slug: 'zh-5g', title: '采用5G技术的激光器', section_slug: 'fiber', published_at: ago(6), ...text('通信。') }),
+  rawArticle({ locale: 'zh', slug: 'zh-3d', title: '金属3D打印设备', section_slug: 'fiber', published_at: ago(7), ...text('增材制造。') }),
+  rawArticle({ locale: 'zh', slug: 'zh-2024', title: '发布于2024年的报告', section_slug: 'fiber', published_at: ago(8), ...text('年度。') }),
+  rawArticle({ locale: 'zh', slug: 'zh-lidar', title: '激光雷达系统', section_slug: 'fiber', published_at: ago(9), ...text('汽车。') }),
+  // A body far past Meilisearch's 65,536 positions per attribute (a sentence is 9 of them):
+  // its last word must still be found.
+  rawArticle({ slug: 'long-body', title: 'Annual compendium', section_slug: 'fiber', published_at: ago(60), ...text(`${Array.from({ length: 12_000 }, () => 'Padding filler.').join(' ')} Zeppelin.`) }),
 ];
 
 // More than 1000 hits, all equally relevant (same words), one minute apart: bulk-0000 newest.
@@ -301,10 +310,25 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
     describe('Chinese and locales', () => {
       it('finds 激光 in 光纤激光器, 激光切割 and 飞秒激光', async () => {
         const res = await search({ q: '激光', locale: 'zh' });
-        expect(sorted(res)).toEqual(['zh-femtosecond', 'zh-fiber-laser', 'zh-laser-cutting']);
-        expect(res.meta).toEqual({ page: 1, limit: 20, total: 3, pages: 1, locale: 'zh', q: '激光' });
+        expect(sorted(res)).toEqual(['zh-5g', 'zh-femtosecond', 'zh-fiber-laser', 'zh-laser-cutting', 'zh-lidar']);
+        expect(res.meta).toEqual({ page: 1, limit: 20, total: 5, pages: 1, locale: 'zh', q: '激光' });
         expect(slugs(await search({ q: '飞秒', locale: 'zh' }))).toEqual(['zh-femtosecond']);
         expect((await search({ q: '量子', locale: 'zh' })).data).toEqual([]);
+      });
+
+      it('finds 2- and 3-character Chinese words: 激光器, 雷达, 激光设备', async () => {
+        expect(sorted(await search({ q: '激光器', locale: 'zh' }))).toEqual(['zh-5g', 'zh-fiber-laser']);
+        expect(slugs(await search({ q: '雷达', locale: 'zh' }))).toEqual(['zh-lidar']);
+        expect(slugs(await search({ q: '激光雷达', locale: 'zh' }))).toEqual(['zh-lidar']);
+        expect(slugs(await search({ q: '打印设备', locale: 'zh' }))).toEqual(['zh-3d']);
+      });
+
+      it('finds 5G, 3D and 2024 written against Chinese characters', async () => {
+        expect(slugs(await search({ q: '5G', locale: 'zh' }))).toEqual(['zh-5g']);
+        expect(slugs(await search({ q: '3d', locale: 'zh' }))).toEqual(['zh-3d']);
+        expect(slugs(await search({ q: '2024', locale: 'zh' }))).toEqual(['zh-2024']);
+        expect(slugs(await search({ q: '2024年', locale: 'zh' }))).toEqual(['zh-2024']);
+        expect(slugs(await search({ q: '5G激光器', locale: 'zh' }))).toEqual(['zh-5g']);
       });
 
       it('searches the requested locale only', async () => {
@@ -316,6 +340,12 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
         expect(en.data.every((a) => a.locale === 'en')).toBe(true);
         expect((await search({ q: '激光' })).meta).toMatchObject({ total: 0 });
         expect((await search({ q: 'galvanometer', locale: 'zh' })).meta).toMatchObject({ total: 0 });
+      });
+    });
+
+    describe('long bodies', () => {
+      it('finds the last word of a body past 65,536 positions', async () => {
+        expect(slugs(await search({ q: 'zeppelin' }))).toEqual(['long-body']);
       });
     });
 

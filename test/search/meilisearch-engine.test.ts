@@ -342,6 +342,46 @@ describe('a search stopped at its time budget', () => {
   });
 });
 
+describe('a search past MEILI_TIMEOUT_MS, sent with the search\'s own signal', () => {
+  it('is logged as a timeout, not as Meilisearch unreachable', async () => {
+    const engineLog = memoryLogger('info');
+    // Admission passes a signal (its budget, 5 s, is far longer than the engine's 300 ms).
+    const admitted = new AdmittedEngine(meili.engine({ timeoutMs: 300, logger: engineLog.logger }), {
+      concurrency: 1,
+      queue: 0,
+      maxWaitMs: 0,
+      timeoutMs: 5_000,
+      keySharePercent: 100,
+    });
+    const timed = await startApi({ databasePath: dbPath, clock, engine: admitted });
+    expect((await timed.request.get('/api/v1/search').query({ q: 'cladding' }).set('X-API-Key', key).timeout(5_000)).status).toBe(200);
+    fake.setHang(true);
+    try {
+      expect((await timed.request.get('/api/v1/search').query({ q: 'laser' }).set('X-API-Key', key).timeout(5_000)).status).toBe(503);
+      const text = engineLog.lines.join('\n');
+      expect(text).toMatch(/search unavailable: Meilisearch did not answer in time/);
+      expect(text).not.toMatch(/unreachable/);
+    } finally {
+      fake.setHang(false);
+      await timed.close();
+    }
+  });
+});
+
+describe('a degraded answer (the engine\'s search cutoff struck)', () => {
+  it('is not served as a ranked page: 503, and the log names the cutoff', async () => {
+    const from = log.lines.length;
+    fake.setDegraded(true);
+    try {
+      expect((await get('/api/v1/search', { q: 'laser' })).status).toBe(503);
+    } finally {
+      fake.setDegraded(false);
+    }
+    expect(log.lines.slice(from).join('\n')).toMatch(/search cutoff \(degraded: true/);
+    expect((await get('/api/v1/search', { q: 'laser' })).status).toBe(200);
+  });
+});
+
 describe('logs', () => {
   it('say why search is unavailable and when it is back, and never hold the Meilisearch key', async () => {
     const from = { engine: log.lines.length, api: api.logs.length };

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RawArticle } from '../../src/demo/cms-store.js';
 import { getWorkerState, setWorkerState } from '../../src/db/sync-runs.js';
 import type { Locale } from '../../src/locale.js';
+import { BODY_FIELDS } from '../../src/search/meilisearch/documents.js';
 import type { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
 import { testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
@@ -139,7 +140,7 @@ describe('full sync', () => {
     expect(indexedIds('zh')).toHaveLength(ZH_COUNT);
     const [row] = query<{ id: number }>(dbPath, `SELECT id FROM articles WHERE slug = 'en-1'`);
     const doc = fake.documents(meili.uid('en')).find((d) => d['slug'] === 'en-1');
-    expect(doc).toEqual({
+    expect(doc).toMatchObject({
       id: row!.id,
       slug: 'en-1',
       title: 'Quarterly report number 1',
@@ -150,6 +151,8 @@ describe('full sync', () => {
       author: 'Jane Doe',
       published_at_ts: Date.parse(enArticles[1]!.published_at!) / 1000,
     });
+    // The digest a full sync compares to send only what differs.
+    expect(doc!['h']).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it('applies meilisearch.config.json to each index: ranked searchable attributes, filters, sort, ranking, maxTotalHits, cmn on zh only', async () => {
@@ -157,8 +160,9 @@ describe('full sync', () => {
     for (const locale of ['en', 'zh'] as const) {
       const expected = { ...shipped.settings, ...shipped.locales[locale].settings } as Record<string, unknown>;
       const settings = fake.settings(meili.uid(locale));
-      expect(settings.searchableAttributes).toEqual(['title', 'excerpt', 'body', 'section_name', 'author']);
-      expect(settings.searchableAttributes).toEqual(expected['searchableAttributes']);
+      // `body` stands for its parts (long bodies are sent in parts under the position limit).
+      expect(settings.searchableAttributes).toEqual(['title', 'excerpt', ...BODY_FIELDS, 'section_name', 'author']);
+      expect(expected['searchableAttributes']).toEqual(['title', 'excerpt', 'body', 'section_name', 'author']);
       // `id` too: the API leaves out ids the index has not caught up with, in the search itself.
       expect([...settings.filterableAttributes].sort()).toEqual(['id', 'published_at_ts', 'section_slug']);
       expect(settings.sortableAttributes).toEqual(['published_at_ts']);
@@ -175,18 +179,19 @@ describe('full sync', () => {
     expect(fake.settings(meili.uid('zh')).typoTolerance.enabled).toBe(false);
   });
 
-  it('fills a _next index beside the live one, swaps them atomically, then deletes _next', async () => {
+  it('a rebuild fills a _next index beside the live one, swaps them atomically, then deletes _next', async () => {
     expect((await run('full')).status).toBe('succeeded');
     cms.store.upsertArticle(later(enArticles[3]!, 5, { title: 'Renamed in the CMS' }));
     clock.set(at(10));
+    setWorkerState(worker.db, REBUILD_FLAG, 'pending', T0);
     const { result, requests } = await requestsDuring(() => run('full'));
     expect(result.status).toBe('succeeded');
 
     for (const locale of ['en', 'zh'] as const) {
       const live = meili.uid(locale);
       const next = `${live}_next`;
-      // The live index never takes documents during a rebuild: searches see the old or the new one.
-      expect(documentPosts(requests, live)).toEqual([]);
+      // The live index takes only the sync's own changes (so edits stay searchable), never the corpus.
+      expect(documentPosts(requests, live).flatMap((r) => r.body as unknown[]).length).toBeLessThanOrEqual(1);
       const posts = documentPosts(requests, next).map((r) => requests.indexOf(r));
       expect(posts.length).toBeGreaterThan(0);
       const swap = requests.findIndex((r) => r.path === '/swap-indexes' && JSON.stringify(r.body).includes(`"${next}"`));
@@ -199,6 +204,74 @@ describe('full sync', () => {
     expect(fake.tasks().filter((t) => t.type === 'indexSwap').every((t) => t.status === 'succeeded')).toBe(true);
     expectIndexesMatchSnapshot();
     expect(indexedTitle('en', 'en-3')).toBe('Renamed in the CMS');
+  });
+
+  it('a later full sync sends only the difference: no index created, no swap, only the edited, new and removed articles', async () => {
+    expect((await run('full')).status).toBe('succeeded');
+    clock.set(at(10));
+    const unchanged = await requestsDuring(() => run('full'));
+    expect(unchanged.result.status).toBe('succeeded');
+    expect(documentPosts(unchanged.requests)).toEqual([]);
+    expect(deletePosts(unchanged.requests)).toEqual([]);
+    expect(swaps(unchanged.requests)).toEqual([]);
+    expect(unchanged.requests.filter((r) => r.method === 'POST' && r.path === '/indexes')).toEqual([]);
+
+    cms.store.upsertArticle(later(enArticles[3]!, 15, { title: 'Edited in the CMS' }));
+    cms.store.upsertArticle(later(zhArticles[1]!, 15, { title: '新的标题' }));
+    clock.set(at(20));
+    const edited = await requestsDuring(() => run('full'));
+    expect(edited.result.status).toBe('succeeded');
+    expect(swaps(edited.requests)).toEqual([]);
+    const sent = documentPosts(edited.requests).flatMap((r) => (r.body as { slug: string }[]).map((d) => d.slug));
+    expect(sent.sort()).toEqual(['en-3', 'zh-1']);
+    expect(indexedTitle('en', 'en-3')).toBe('Edited in the CMS');
+    expectIndexesMatchSnapshot();
+  });
+
+  it('a full sync repairs an index that drifted from the snapshot: a lost document is sent again, a stray one deleted', async () => {
+    expect((await run('full')).status).toBe('succeeded');
+    const [lost] = indexedIds('en');
+    await meili.client.index(meili.uid('en')).deleteDocument(lost!).waitTask();
+    await meili.client.index(meili.uid('zh')).addDocuments([{ id: 999_999, slug: 'stray', title: '多余', h: 'x' }]).waitTask();
+    clock.set(at(10));
+    const { result, requests } = await requestsDuring(() => run('full'));
+    expect(result.status).toBe('succeeded');
+    expect(documentPosts(requests).flatMap((r) => (r.body as { id: number }[]).map((d) => d.id))).toEqual([lost]);
+    expect(deletePosts(requests).map((r) => r.body)).toEqual([[999_999]]);
+    expect(swaps(requests)).toEqual([]);
+    expectIndexesMatchSnapshot();
+  });
+
+  it('rebuilds when the engine version changes (a dumpless upgrade), recording the version it indexed with', async () => {
+    expect((await run('full')).status).toBe('succeeded');
+    expect(getWorkerState(worker.db, 'meilisearch_indexed_with_en')).toBe('1.19.0 format 2');
+    clock.set(at(10));
+    fake.setVersion('1.25.1');
+    const { result, requests } = await requestsDuring(() => run('incremental'));
+    expect(result.status).toBe('succeeded');
+    expect(swaps(requests)).toHaveLength(2);
+    expect(getWorkerState(worker.db, 'meilisearch_indexed_with_zh')).toBe('1.25.1 format 2');
+    clock.set(at(20));
+    const again = await requestsDuring(() => run('full'));
+    expect(swaps(again.requests)).toEqual([]);
+    expect(documentPosts(again.requests)).toEqual([]);
+  });
+
+  it('while one locale rebuilds, the other\'s changes are already in its live index', async () => {
+    expect((await run('full')).status).toBe('succeeded');
+    cms.store.upsertArticle(later(zhArticles[4]!, 5, { title: '重建期间的编辑' }));
+    clock.set(at(10));
+    // The en index loses its settings: it must be rebuilt; zh only takes its change.
+    await meili.client.index(meili.uid('en')).updateSettings({ rankingRules: ['words'] }).waitTask();
+    let zhDuringRebuild: unknown;
+    onFirstRequest(
+      (r) => r.method === 'POST' && r.path === `/indexes/${meili.uid('en')}_next/documents`,
+      () => (zhDuringRebuild = indexedTitle('zh', 'zh-4')),
+    );
+    const { result, requests } = await requestsDuring(() => run('incremental'));
+    expect(result.status).toBe('succeeded');
+    expect(zhDuringRebuild).toBe('重建期间的编辑');
+    expect(swaps(requests)).toHaveLength(1);
   });
 
   it('sends documents in batches of at most batchSize', async () => {
@@ -317,11 +390,11 @@ describe('tasks', () => {
 });
 
 describe('failures', () => {
-  it('fails a full sync on a failed Meilisearch task with a one-line reason, keeps the live index, and the next incremental run rebuilds it', async () => {
+  it('fails a rebuild on a failed Meilisearch task with a one-line reason, keeps the live index (with the sync\'s changes), and the next incremental run rebuilds it', async () => {
     expect((await run('full')).status).toBe('succeeded');
-    const before = fake.documents(meili.uid('zh'));
     cms.store.upsertArticle(later(zhArticles[2]!, 5, { title: '新标题' }));
     clock.set(at(10));
+    setWorkerState(worker.db, REBUILD_FLAG, 'pending', T0);
     onFirstRequest(
       (r) => r.method === 'POST' && r.path === `/indexes/${meili.uid('zh')}_next/documents`,
       () => fake.failNextTask({ code: 'internal', message: 'Injected failure of a document task.' }),
@@ -333,9 +406,9 @@ describe('failures', () => {
     expect(failed.error).not.toContain('\n');
     expect(failed.error).toMatch(/Injected failure/);
     expect(failed.error).not.toContain(MASTER_KEY);
-    // The live zh index is as it was; the snapshot already has the change.
-    expect(fake.documents(meili.uid('zh'))).toEqual(before);
-    expect(indexedTitle('zh', 'zh-2')).not.toBe('新标题');
+    // The live zh index took the sync's change before the rebuild began, and still serves.
+    expect(indexedTitle('zh', 'zh-2')).toBe('新标题');
+    expect(indexedIds('zh')).toEqual(snapshotIds('zh'));
     expect(query(dbPath, `SELECT title FROM articles WHERE slug = 'zh-2'`)).toEqual([{ title: '新标题' }]);
     expect(getWorkerState(worker.db, REBUILD_FLAG)).toBeDefined();
 
@@ -348,11 +421,11 @@ describe('failures', () => {
     expect(getWorkerState(worker.db, REBUILD_FLAG)).toBeUndefined();
   });
 
-  it('fails a full sync when Meilisearch goes down half-way, keeps the live index, and the next run repairs it', async () => {
+  it('fails a rebuild when Meilisearch goes down half-way, keeps the live index, and the next run repairs it', async () => {
     expect((await run('full')).status).toBe('succeeded');
-    const before = fake.documents(meili.uid('zh'));
     cms.store.upsertArticle(later(zhArticles[0]!, 5, { title: '停机期间的标题' }));
     clock.set(at(10));
+    setWorkerState(worker.db, REBUILD_FLAG, 'pending', T0);
     onFirstRequest(
       (r) => r.method === 'POST' && r.path === `/indexes/${meili.uid('zh')}_next/documents`,
       () => void fake.setDown(true),
@@ -369,7 +442,7 @@ describe('failures', () => {
 
     await fake.setDown(false);
     await fake.idle();
-    expect(fake.documents(meili.uid('zh'))).toEqual(before);
+    expect(indexedIds('zh')).toEqual(snapshotIds('zh'));
     clock.set(at(20));
     expect((await run('incremental')).status).toBe('succeeded');
     expectIndexesMatchSnapshot();

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { getWorkerState } from '../../src/db/sync-runs.js';
 import type { Locale } from '../../src/locale.js';
 import { documentBatches } from '../../src/search/meilisearch/batches.js';
+import { bodyParts } from '../../src/search/meilisearch/documents.js';
+import { tokenize } from '../support/fake-meilisearch/tokenize.js';
 import { meiliQueryText } from '../../src/search/meilisearch/query.js';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import type { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
@@ -189,6 +191,21 @@ describe('a live index that is missing or has no settings', () => {
     expect((await api.request.get('/health')).body.search).toMatchObject({ status: 'ok', indexes: { en: { status: 'ok', documents: 6 } } });
   });
 
+  it.each([
+    ['typoTolerance', { typoTolerance: { minWordSizeForTypos: { oneTypo: 3, twoTypos: 9 } } }],
+    ['localizedAttributes', { localizedAttributes: [{ attributePatterns: ['*'], locales: ['jpn'] }] }],
+    ['displayedAttributes', { displayedAttributes: ['*'] }],
+  ])('is rebuilt by the next incremental sync when its %s differ from meilisearch.config.json', async (_name, changed) => {
+    const s = await setup();
+    expect((await run(s, 'full')).status).toBe('succeeded');
+    expect((await s.meili.client.index(s.meili.uid('en')).updateSettings(changed).waitTask()).status).toBe('succeeded');
+    s.clock.set(at(10));
+    const { result, requests } = await requestsDuring(s.fake, () => run(s, 'incremental'));
+    expect(result.status).toBe('succeeded');
+    expect(swapBodies(requests)).toHaveLength(1);
+    expect(s.worker.logs.join('\n')).toMatch(/\S+_en does not have the settings of meilisearch.config.json/);
+  });
+
   it('is reported missing by /health before any sync has built it', async () => {
     const s = await setup();
     const api = await startApi({ databasePath: s.dbPath, clock: s.clock, engine: s.meili.engine() });
@@ -235,8 +252,21 @@ describe('upload size and task waits', () => {
     expect(getWorkerState(s.worker.db, REBUILD_FLAG)).toBeDefined();
   });
 
+  it('cuts a long body into parts that each stay under the engine\'s 65,536 positions (as the fake counts them)', () => {
+    // 100,000 words, every fourth one after a full stop (8 positions), Chinese mixed in.
+    const body = Array.from({ length: 25_000 }, (_, i) => `alpha beta 激光器 gamma${i % 10 === 0 ? '5G' : ''}.`).join(' ');
+    const parts = bodyParts(body);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.join('')).toBe(body);
+    for (const part of parts) {
+      const last = tokenize(part).at(-1)!;
+      expect(last.position).toBeLessThan(65_536);
+    }
+    expect(bodyParts('short body')).toEqual(['short body']);
+  });
+
   it('groups documents by count and by bytes, a document larger than the cap alone', () => {
-    const doc = (id: number, size: number) => ({ id, slug: `s${id}`, title: '', excerpt: '', body: 'x'.repeat(size), section_slug: null, section_name: '', author: '', published_at_ts: null });
+    const doc = (id: number, size: number) => ({ id, slug: `s${id}`, title: '', excerpt: '', body: 'x'.repeat(size), section_slug: null, section_name: '', author: '', published_at_ts: null, h: '' });
     const batches = [...documentBatches([doc(1, 10), doc(2, 10), doc(3, 5_000), doc(4, 10), doc(5, 10), doc(6, 10)], 2, 1_000)];
     expect(batches.map((b) => b.count)).toEqual([2, 1, 2, 1]);
     for (const b of batches) {

@@ -509,15 +509,15 @@ describe('search matching and ranking', () => {
     expect(ids((await index.search('激光', { locales: ['cmn'] })).hits).sort()).toEqual(['zh-1', 'zh-2']);
     expect(ids((await index.search('激光')).hits).sort()).toEqual(['zh-1', 'zh-2']);
     expect(ids((await index.search('光纤激光器')).hits)).toEqual(['zh-1']);
-    // Only the last word is a prefix, in Chinese too: 激光 before 市场 must be a whole jieba
-    // word, which 光纤激光器 (光纤 + 激光器) does not have; `last` then drops 市场.
-    expect(ids((await index.search('激光 市场')).hits)).toEqual(['zh-2']);
+    // 光纤激光器 is indexed 光纤 + 激光 + 器 (jieba, then the re-cut): 激光 is a whole word of
+    // zh-1, which `last` ranks first for matching both words.
+    expect(ids((await index.search('激光 市场')).hits)).toEqual(['zh-1', 'zh-2']);
     expect((await index.search('光电')).hits).toEqual([]);
     // No typo tolerance on CJK.
     expect((await index.search('激先')).hits).toEqual([]);
   });
 
-  it('Chinese: segments with jieba, and only the last query word matches the beginning of a word', async () => {
+  it('Chinese: jieba words longer than 2 characters are cut again into dictionary bigrams, in documents and queries', async () => {
     await seed('articles', [
       { id: 'device', title: '激光器设备' },
       { id: 'lidar', title: '激光雷达' },
@@ -525,13 +525,89 @@ describe('search matching and ranking', () => {
     ]);
     const index = client.index('articles');
     const all = { matchingStrategy: 'all' as const };
-    // jieba cuts 激光器设备 into 激光器 + 设备: 激光 is not its last query word, so no prefix.
-    expect(ids((await index.search('激光设备', all)).hits)).toEqual(['cutting']);
-    expect(ids((await index.search('激光 设备', all)).hits)).toEqual(['cutting']);
-    // 激光雷达 is one jieba word: 雷达 is not its beginning.
-    expect((await index.search('雷达', all)).hits).toEqual([]);
-    // As the last (here the only) word, 激光 is a prefix of 激光器 and of 激光雷达.
+    // 激光器设备 is indexed 激光 + 器 + 设备, 激光雷达 激光 + 雷达 (charabia cut_for_search).
+    expect(ids((await index.search('激光设备', all)).hits).sort()).toEqual(['cutting', 'device']);
+    expect(ids((await index.search('激光 设备', all)).hits).sort()).toEqual(['cutting', 'device']);
+    expect(ids((await index.search('雷达', all)).hits)).toEqual(['lidar']);
+    // The query is cut the same way: 激光器 is 激光 + 器, both required.
+    expect(ids((await index.search('激光器', all)).hits)).toEqual(['device']);
     expect(ids((await index.search('激光', all)).hits).sort()).toEqual(['cutting', 'device', 'lidar']);
+  });
+
+  it('Chinese: re-cut words count towards the 10 query words', async () => {
+    await seed('articles', [{ id: 'a', title: '激光器 光纤 设备 市场 技术 应用 工业 中国 产业 芯片 半导体' }]);
+    const index = client.index('articles');
+    // 9 words written, 10 after the re-cut (激光器 = 激光 + 器): 雷达 is the 11th and ignored.
+    const q = '激光器 光纤 设备 市场 技术 应用 工业 中国 产业 雷达';
+    expect(ids((await index.search(q, { matchingStrategy: 'all' })).hits)).toEqual(['a']);
+  });
+
+  it('mixed scripts: digits join the script group before them, and a query word also matches as two adjacent words', async () => {
+    await seed('articles', [
+      { id: '5g', title: '采用5G技术的激光器' },
+      { id: '3d', title: '金属3D打印' },
+      { id: 'year', title: '发布于2024年' },
+      { id: 'spaced', title: '发布于 2024 年' },
+      { id: 'apart', title: '5 号 G 区' },
+    ]);
+    const index = client.index('articles');
+    const all = { matchingStrategy: 'all' as const };
+    // 采用5G技术 is indexed 采用 / 5 / g / 技术: `5g` is found as the adjacent pair 5 + g.
+    expect(ids((await index.search('5G', all)).hits)).toEqual(['5g']);
+    expect(ids((await index.search('3d', all)).hits)).toEqual(['3d']);
+    expect(ids((await index.search('5G 激光器', all)).hits)).toEqual(['5g']);
+    // This fake is 1.19 by default: 2024 against Chinese is cut into digits (next test).
+    expect(ids((await index.search('2024', all)).hits)).toEqual(['spaced']);
+  });
+
+  it('Meilisearch 1.24 and older: 2024 written against Chinese is indexed digit by digit, unless spaces set it apart', async () => {
+    const old = await startExtra({ version: '1.19.0' });
+    const oldClient = new Meilisearch({ host: old.url });
+    await oldClient.index('articles').addDocuments([
+      { id: 'year', title: '发布于2024年' },
+      { id: 'spaced', title: '发布于 2024 年' },
+    ]).waitTask();
+    const index = oldClient.index('articles');
+    // 发布于2024年: the re-cut splits the jieba word 2024 into 2 / 0 / 2 / 4. Between spaces,
+    // 2024 is a number piece that is never segmented.
+    expect(ids((await index.search('2024', { matchingStrategy: 'all' })).hits)).toEqual(['spaced']);
+    // Meilisearch 1.25+ (charabia 0.9.8): the re-cut leaves ASCII words alone.
+    const recent = await startExtra({ version: '1.25.0' });
+    const recentClient = new Meilisearch({ host: recent.url });
+    await recentClient.index('articles').addDocuments([
+      { id: 'year', title: '发布于2024年' },
+      { id: 'spaced', title: '发布于 2024 年' },
+    ]).waitTask();
+    expect(ids((await recentClient.index('articles').search('2024', { matchingStrategy: 'all' })).hits).sort()).toEqual(['spaced', 'year']);
+  });
+
+  it('a dumpless upgrade does not re-tokenize: documents keep the old version\'s words until re-indexed', async () => {
+    const old = await startExtra({ version: '1.24.0' });
+    const oldClient = new Meilisearch({ host: old.url });
+    const index = oldClient.index('articles');
+    await index.addDocuments([{ id: 'year', title: '发布于2024年' }]).waitTask();
+    old.setVersion('1.25.0');
+    expect((await index.search('2024', { matchingStrategy: 'all' })).hits).toEqual([]);
+    await oldClient.createIndex('fresh', { primaryKey: 'id' }).waitTask();
+    await oldClient.index('fresh').addDocuments([{ id: 'year', title: '发布于2024年' }]).waitTask();
+    expect(ids((await oldClient.index('fresh').search('2024', { matchingStrategy: 'all' })).hits)).toEqual(['year']);
+  });
+
+  it('attributes are indexed up to position 65,536: later words are unsearchable; a hard separator counts 8', async () => {
+    const filler = (n: number) => Array.from({ length: n }, () => 'word').join(' ');
+    await seed('articles', [
+      // 65,535 filler words: positions 0..65534; `last` at 65535 is still indexed.
+      { id: 'edge', body: `${filler(65_535)} finale` },
+      { id: 'past', body: `${filler(65_536)} xylophone` },
+      // Each `. ` moves the next word 8 on: 8,192 sentences of one word end at 65,528.
+      { id: 'sentences', body: `${Array.from({ length: 8_192 }, () => 'word').join('. ')}. hiddenword` },
+    ]);
+    const index = client.index('articles');
+    const only = { attributesToRetrieve: ['id'] };
+    expect(ids((await index.search('finale', only)).hits)).toEqual(['edge']);
+    expect((await index.search('xylophone', only)).hits).toEqual([]);
+    expect((await index.search('hiddenword', only)).hits).toEqual([]);
+    expect(ids((await index.search('word', only)).hits).sort()).toEqual(['edge', 'past', 'sentences']);
   });
 
   it('typo tolerance: one typo from 5 letters, none below, as configured', async () => {

@@ -32,11 +32,23 @@ export function describeMeiliError(error: unknown): string {
   if (error instanceof MeilisearchRequestError) {
     const cause = error.cause as { name?: string; message?: string; cause?: { code?: string } } | undefined;
     if (cause?.name === 'MeilisearchRequestTimeOutError') return `Meilisearch did not answer in time (${cause.message})`;
+    // Given a signal, the client applies no timeout of its own: the search's signal carries it
+    // (AbortSignal.timeout), and the request fails with that signal's TimeoutError.
+    if (cause?.name === 'TimeoutError') return 'Meilisearch did not answer in time (no answer within MEILI_TIMEOUT_MS)';
     return `Meilisearch unreachable: ${cause?.cause?.code ?? cause?.message ?? error.message}`;
   }
   if (error instanceof SyntaxError) return 'Meilisearch (or a proxy in front of it) answered something that is not JSON';
   if (isOwnMeiliError(error)) return (error as Error).message;
   return `Meilisearch error: ${(error as Error)?.message ?? String(error)}`;
+}
+
+/**
+ * A search answered `degraded: true`: the engine hit its search cutoff (`searchCutoffMs`, 1,500 ms
+ * by default) and returned what it had, unranked. A page in no particular order is not the
+ * ranked page partners ask for: the search fails (503) and the reason says why.
+ */
+export class MeiliDegradedError extends Error {
+  override name = 'MeiliDegradedError';
 }
 
 /** A task that ended in any state but `succeeded` (the client resolves, it does not throw), or was not waited for long enough. */
@@ -45,7 +57,8 @@ export class MeiliTaskError extends Error {
 }
 
 /** Errors whose message is already the operator's one line. */
-export const isOwnMeiliError = (error: unknown): boolean => error instanceof MeiliTaskError || error instanceof MeiliVersionError;
+export const isOwnMeiliError = (error: unknown): boolean =>
+  error instanceof MeiliTaskError || error instanceof MeiliVersionError || error instanceof MeiliDegradedError;
 
 /**
  * Waits for a task and insists that it succeeded. `timeoutMs` is how long this task may still

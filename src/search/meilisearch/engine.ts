@@ -6,7 +6,7 @@ import type { Logger } from '../../logger.js';
 import type { EngineHealth, EngineIndexHealth, SearchEngine, SearchPage, SearchQuery } from '../engine.js';
 import { normalizeQuery } from '../normalize.js';
 import { meiliQueryText } from './query.js';
-import { describeMeiliError, indexUid } from './client.js';
+import { describeMeiliError, indexUid, MeiliDegradedError } from './client.js';
 import type { MeiliIndexConfig } from './settings.js';
 import { readUnsynced } from './unsynced.js';
 import { fetchServerVersion, MeiliVersionError } from './version.js';
@@ -96,6 +96,11 @@ export class MeilisearchEngine implements SearchEngine {
     // A proxy or a wrong version could answer 200 with something else: treat it as down.
     if (ids.some((id) => !Number.isSafeInteger(id)) || typeof total !== 'number') {
       throw new SyntaxError('unexpected search response');
+    }
+    if ((result as { degraded?: unknown }).degraded === true) {
+      throw new MeiliDegradedError(
+        'Meilisearch stopped ranking at its search cutoff (degraded: true, searchCutoffMs) and answered unranked hits: the server is overloaded or the query too costly',
+      );
     }
     return { ids, total };
   }

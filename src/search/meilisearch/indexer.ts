@@ -3,6 +3,7 @@ import type { Db } from '../../db/connection.js';
 import { searchDocumentsAfter, searchDocumentsByIds, type SearchDocumentRow } from '../../db/search-documents.js';
 import { LOCALES, type Locale } from '../../locale.js';
 import type { Logger } from '../../logger.js';
+import { getWorkerState, setWorkerState } from '../../db/sync-runs.js';
 import { formatUtcSeconds } from '../../time.js';
 import type { LocaleChanges, SearchIndexer } from '../indexer.js';
 import { documentBatches, type DocumentBatch } from './batches.js';
@@ -16,10 +17,10 @@ import {
   type MeiliConnection,
   type PendingTask,
 } from './client.js';
-import { toMeiliDocument } from './documents.js';
-import { liveIndexState } from './live-index.js';
+import { DOCUMENT_FORMAT, toMeiliDocument, type MeiliDocument } from './documents.js';
+import { liveIndexState, type LiveIndexState } from './live-index.js';
 import type { MeiliIndexConfig } from './settings.js';
-import { markUnsynced, restoreUnsynced } from './unsynced.js';
+import { markUnsynced, restoreUnsynced, type Unsynced } from './unsynced.js';
 import { fetchServerVersion, type ServerVersion } from './version.js';
 
 export { toMeiliDocument, type MeiliDocument } from './documents.js';
@@ -53,63 +54,187 @@ export class MeilisearchIndexer implements SearchIndexer {
     this.client = createMeiliClient(connection);
   }
 
+  /** An incremental sync: each locale's changes; a locale that must be rebuilt is rebuilt. */
   async update(db: Db, changes: Map<Locale, LocaleChanges>, signal?: AbortSignal): Promise<void> {
-    await this.guard(async () => {
-      const version = await this.checkVersion();
-      const since = new Date();
-      for (const locale of LOCALES) {
-        signal?.throwIfAborted();
-        const live = indexUid(this.indexPrefix, locale);
-        const state = await liveIndexState(this.client, live, this.config.settings(locale));
-        if (state !== 'ok') {
-          const why = state === 'missing' ? 'does not exist' : 'does not have the settings of meilisearch.config.json';
-          this.logger.warn({ index: live, state }, `search index ${live} ${why}: rebuilding it from the snapshot`);
-          await this.rebuildLocale(db, locale, version, signal);
-          restoreUnsynced(db, locale, [], now());
-          continue;
-        }
-        const change = changes.get(locale);
-        if (change) await this.applyChanges(db, locale, change, signal);
-      }
-      await this.cleanTasks(since);
-    });
+    await this.bringAlong(db, changes, 'changes', signal);
+  }
+
+  /**
+   * A full sync: every locale's index made equal to the snapshot by sending only the difference
+   * (documents whose digest differs or that are missing, deletions of what the snapshot no
+   * longer holds). A locale is rebuilt only when it must: its index is missing or has other
+   * settings, or was indexed by another engine version or document format.
+   */
+  async reconcile(db: Db, changes: Map<Locale, LocaleChanges>, signal?: AbortSignal): Promise<{ sent: number; deleted: number; rebuilt: Locale[] }> {
+    return this.bringAlong(db, changes, 'difference', signal);
   }
 
   async rebuild(db: Db, signal?: AbortSignal, changes?: Map<Locale, LocaleChanges>): Promise<{ documents: number }> {
     return this.guard(async () => {
       const version = await this.checkVersion();
       const since = new Date();
+      const states = await this.liveStates();
+      // The sync's changes go to the live indexes first, all locales before any rebuild: edited
+      // articles stay searchable and no locale lags while another one rebuilds.
+      if (changes) await this.applyToLive(db, changes, states, signal);
       let documents = 0;
       for (const locale of LOCALES) {
         signal?.throwIfAborted();
-        // The live index lags the snapshot until the swap: the API leaves these out meanwhile.
-        const change = changes?.get(locale);
-        if (change) markUnsynced(db, locale, [...change.upsertedIds, ...change.removedIds], now());
         documents += await this.rebuildLocale(db, locale, version, signal);
-        restoreUnsynced(db, locale, [], now());
       }
       await this.cleanTasks(since);
       return { documents };
     });
   }
 
-  private async applyChanges(db: Db, locale: Locale, change: LocaleChanges, signal?: AbortSignal): Promise<void> {
+  private async bringAlong(
+    db: Db,
+    changes: Map<Locale, LocaleChanges>,
+    how: 'changes' | 'difference',
+    signal?: AbortSignal,
+  ): Promise<{ sent: number; deleted: number; rebuilt: Locale[] }> {
+    return this.guard(async () => {
+      const version = await this.checkVersion();
+      const since = new Date();
+      const states = await this.liveStates();
+      const stamp = indexedWithStamp(version);
+      const rebuild = LOCALES.filter((locale) => {
+        const state = states.get(locale);
+        const indexedWith = getWorkerState(db, indexedWithKey(locale));
+        if (state === 'ok' && indexedWith === stamp) return false;
+        const live = indexUid(this.indexPrefix, locale);
+        const why =
+          state === 'missing'
+            ? 'does not exist'
+            : state !== 'ok'
+              ? 'does not have the settings of meilisearch.config.json'
+              : `was indexed with ${indexedWith ?? 'an unrecorded engine version'}, not ${stamp}: re-tokenizing`;
+        this.logger.warn({ index: live, state, indexedWith: indexedWith ?? null, stamp }, `search index ${live} ${why}: rebuilding it from the snapshot`);
+        return true;
+      });
+      let sent = 0;
+      let deleted = 0;
+      if (how === 'changes') {
+        // Into every live index first (one that is rebuilt too keeps serving meanwhile).
+        ({ sent, deleted } = await this.applyToLive(db, changes, states, signal));
+      } else {
+        for (const locale of LOCALES) {
+          signal?.throwIfAborted();
+          if (rebuild.includes(locale)) {
+            if (states.get(locale) !== 'missing') {
+              const applied = await this.applyToLive(db, new Map([[locale, changes.get(locale) ?? EMPTY]]), states, signal);
+              sent += applied.sent;
+              deleted += applied.deleted;
+            }
+            continue;
+          }
+          const difference = await this.reconcileLocale(db, locale, signal);
+          sent += difference.sent;
+          deleted += difference.deleted;
+        }
+      }
+      for (const locale of rebuild) {
+        signal?.throwIfAborted();
+        await this.rebuildLocale(db, locale, version, signal);
+      }
+      await this.cleanTasks(since);
+      return { sent, deleted, rebuilt: rebuild };
+    });
+  }
+
+  private async liveStates(): Promise<Map<Locale, LiveIndexState>> {
+    const states = new Map<Locale, LiveIndexState>();
+    for (const locale of LOCALES) {
+      states.set(locale, await liveIndexState(this.client, indexUid(this.indexPrefix, locale), this.config.settings(locale)));
+    }
+    return states;
+  }
+
+  /**
+   * Every locale's removed ids are marked for the API first, then each live index that exists
+   * gets its changes. Only removals are hidden meanwhile: an edited article keeps being found
+   * (by its previous text until its new one is indexed; the API shows the snapshot's row).
+   */
+  private async applyToLive(
+    db: Db,
+    changes: Map<Locale, LocaleChanges>,
+    states: Map<Locale, LiveIndexState>,
+    signal?: AbortSignal,
+  ): Promise<{ sent: number; deleted: number }> {
+    const befores = new Map<Locale, Unsynced>();
+    for (const [locale, change] of changes) {
+      if (states.get(locale) !== 'missing') befores.set(locale, markUnsynced(db, locale, change.removedIds, now()));
+    }
+    let sent = 0;
+    let deleted = 0;
+    for (const [locale, before] of befores) {
+      signal?.throwIfAborted();
+      const change = changes.get(locale) as LocaleChanges;
+      sent += await this.send(indexUid(this.indexPrefix, locale), rowsByIds(db, change.upsertedIds), change.removedIds, signal);
+      deleted += change.removedIds.length;
+      restoreUnsynced(db, locale, before, now());
+    }
+    return { sent, deleted };
+  }
+
+  /** The exact difference between a live index and the snapshot, by document digest. */
+  private async reconcileLocale(db: Db, locale: Locale, signal?: AbortSignal): Promise<{ sent: number; deleted: number }> {
     const live = indexUid(this.indexPrefix, locale);
-    const before = markUnsynced(db, locale, [...change.upsertedIds, ...change.removedIds], now());
+    const indexed = new Map<number, unknown>();
+    for (let offset = 0; ; offset += LIST_PAGE) {
+      signal?.throwIfAborted();
+      const page = await this.client.index(live).getDocuments({ fields: ['id', 'h'], limit: LIST_PAGE, offset });
+      for (const doc of page.results) indexed.set(Number(doc['id']), doc['h']);
+      if (page.results.length < LIST_PAGE) break;
+    }
+    const seen = new Set<number>();
+    function* differing(): Generator<MeiliDocument> {
+      for (const doc of rowsOfLocale(db, locale)) {
+        seen.add(doc.id);
+        if (indexed.get(doc.id) !== doc.h) yield doc;
+      }
+    }
+    // The uploads first (the generator fills `seen`), then the deletions of what is left over.
     const tasks: PendingTask[] = [];
     let bytes = 0;
-    for (const batch of documentBatches(rowsByIds(db, change.upsertedIds), this.config.batchSize, this.config.batchBytes)) {
+    let sent = 0;
+    for (const batch of documentBatches(differing(), this.config.batchSize, this.config.batchBytes)) {
       signal?.throwIfAborted();
       tasks.push(await this.upload(live, batch));
       bytes += batch.bytes;
+      sent += batch.count;
     }
-    for (const ids of chunks(change.removedIds, this.config.batchSize)) {
+    const stale = [...indexed.keys()].filter((id) => !seen.has(id));
+    const before = markUnsynced(db, locale, stale, now());
+    for (const ids of chunks(stale, this.config.batchSize)) {
       signal?.throwIfAborted();
       const task = await this.client.index(live).deleteDocuments(ids);
       tasks.push({ taskUid: task.taskUid, what: `delete ${ids.length} documents from ${live}` });
     }
     await waitAllSucceeded(this.client, tasks, this.documentWaitMs(bytes));
     restoreUnsynced(db, locale, before, now());
+    if (sent > 0 || stale.length > 0) this.logger.info({ index: live, sent, deleted: stale.length }, `search index ${live}: sent the difference with the snapshot`);
+    return { sent, deleted: stale.length };
+  }
+
+  /** Uploads documents and deletes ids in a live index; waits for all of it. Returns the documents sent. */
+  private async send(live: string, documents: Iterable<MeiliDocument>, removedIds: readonly number[], signal?: AbortSignal): Promise<number> {
+    const tasks: PendingTask[] = [];
+    let bytes = 0;
+    let sent = 0;
+    for (const batch of documentBatches(documents, this.config.batchSize, this.config.batchBytes)) {
+      signal?.throwIfAborted();
+      tasks.push(await this.upload(live, batch));
+      bytes += batch.bytes;
+      sent += batch.count;
+    }
+    for (const ids of chunks(removedIds, this.config.batchSize)) {
+      signal?.throwIfAborted();
+      const task = await this.client.index(live).deleteDocuments(ids);
+      tasks.push({ taskUid: task.taskUid, what: `delete ${ids.length} documents from ${live}` });
+    }
+    await waitAllSucceeded(this.client, tasks, this.documentWaitMs(bytes));
+    return sent;
   }
 
   private async rebuildLocale(db: Db, locale: Locale, version: ServerVersion, signal?: AbortSignal): Promise<number> {
@@ -147,6 +272,10 @@ export class MeilisearchIndexer implements SearchIndexer {
       await this.wait(await this.client.swapIndexes([{ indexes: [live, next] } as never]), `swap ${live} and ${next}`);
       await this.wait(await this.client.deleteIndex(next), `delete ${next}`);
     }
+    // What the new index was built with: a later engine version or document format rebuilds it.
+    setWorkerState(db, indexedWithKey(locale), indexedWithStamp(version), now());
+    // Nothing of the old index is left to hide.
+    restoreUnsynced(db, locale, [], now());
     this.logger.info({ index: live, documents: count, bytes }, `rebuilt search index ${live}`);
     return count;
   }
@@ -220,6 +349,19 @@ export class MeilisearchIndexer implements SearchIndexer {
 }
 
 const now = () => formatUtcSeconds(Date.now());
+const EMPTY: LocaleChanges = { upsertedIds: [], removedIds: [] };
+// Documents listed per request when a full sync compares an index with the snapshot.
+const LIST_PAGE = 1000;
+
+/** The worker-state key holding what a locale's live index was built with. */
+export const indexedWithKey = (locale: Locale) => `meilisearch_indexed_with_${locale}`;
+
+/**
+ * The engine version and document format an index was built with, e.g. `1.19.0 format 2`. A
+ * dumpless upgrade keeps the documents as the old version tokenized them: a different stamp
+ * rebuilds the index, so the new tokenizer reaches every document.
+ */
+export const indexedWithStamp = (version: ServerVersion) => `${version.text} format ${DOCUMENT_FORMAT}`;
 
 function* rowsOfLocale(db: Db, locale: Locale): Generator<ReturnType<typeof toMeiliDocument>> {
   for (let after = 0; ; ) {

@@ -25,16 +25,40 @@ const sameSet = (a: string[], b: string[]) => a.length === b.length && [...a].so
 const sameList = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 /**
+ * Whether `wanted` is contained in `actual`: objects key by key (the server fills in defaults
+ * for keys not asked for), arrays as sets of their items, values as they are.
+ */
+function contains(actual: unknown, wanted: unknown): boolean {
+  if (Array.isArray(wanted)) {
+    if (!Array.isArray(actual) || actual.length !== wanted.length) return false;
+    const items = actual.map((a) => JSON.stringify(a)).sort();
+    return wanted.map((w) => JSON.stringify(w)).sort().every((w, i) => w === items[i]);
+  }
+  if (wanted !== null && typeof wanted === 'object') {
+    if (actual === null || typeof actual !== 'object') return false;
+    return Object.entries(wanted).every(([k, v]) => contains((actual as Record<string, unknown>)[k], v));
+  }
+  return actual === wanted;
+}
+
+// Settings compared as the config gives them (objects by the keys given, arrays as sets).
+const CONTAINED = ['typoTolerance', 'localizedAttributes', 'displayedAttributes', 'searchCutoffMs'] as const;
+
+/**
  * Whether the settings the server holds are the ones the search depends on: searchable
- * attributes and ranking rules in order, filterable and sortable attributes as sets, and
- * maxTotalHits. A mismatch (default settings, or meilisearch.config.json edited since the last
- * rebuild) means the index must be rebuilt.
+ * attributes and ranking rules in order, filterable and sortable attributes as sets,
+ * maxTotalHits, typoTolerance, localizedAttributes, displayedAttributes and searchCutoffMs. A
+ * mismatch (default settings, or meilisearch.config.json edited since the last rebuild) means
+ * the index must be rebuilt.
  */
 export function settingsMatch(actual: Record<string, unknown>, wanted: Record<string, unknown>): boolean {
   if (!sameSet(attributeNames(actual['filterableAttributes']), attributeNames(wanted['filterableAttributes']))) return false;
   if (!sameSet(attributeNames(actual['sortableAttributes']), attributeNames(wanted['sortableAttributes']))) return false;
   for (const key of ['searchableAttributes', 'rankingRules'] as const) {
     if (wanted[key] !== undefined && !sameList(actual[key], wanted[key])) return false;
+  }
+  for (const key of CONTAINED) {
+    if (wanted[key] !== undefined && !contains(actual[key], wanted[key])) return false;
   }
   const wantedHits = (wanted['pagination'] as { maxTotalHits?: unknown } | undefined)?.maxTotalHits;
   const actualHits = (actual['pagination'] as { maxTotalHits?: unknown } | undefined)?.maxTotalHits;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../errors.js';
 import type { Locale } from '../../locale.js';
 import { projectRoot } from '../../paths.js';
+import { BODY_FIELDS } from './documents.js';
 
 /** The largest batch this service sends: 90% of Meilisearch's default payload limit (100 MB). */
 export const MAX_BATCH_BYTES = 90_000_000;
@@ -59,7 +60,7 @@ export function loadMeiliIndexConfig(path = join(projectRoot(), 'meilisearch.con
     throw new ConfigError(`Invalid meilisearch.config.json: ${detail}`);
   }
   return {
-    settings: (locale) => merge(parsed.settings, parsed.locales[locale].settings),
+    settings: (locale) => withBodyParts(merge(parsed.settings, parsed.locales[locale].settings)),
     searchLocales: (locale) => parsed.locales[locale].searchLocales,
     batchSize: parsed.batchSize,
     batchBytes: parsed.batchBytes,
@@ -67,6 +68,17 @@ export function loadMeiliIndexConfig(path = join(projectRoot(), 'meilisearch.con
     taskTimeoutMsPerMb: parsed.taskTimeoutMsPerMb,
     uploadTimeoutMsPerMb: parsed.uploadTimeoutMsPerMb,
   };
+}
+
+/**
+ * `body` in searchableAttributes stands for every body part (`body`, `body_2`, ...: see
+ * documents.ts), in order at its place: long bodies are sent in parts so that each stays under
+ * the engine's 65,536 positions per attribute.
+ */
+function withBodyParts(settings: Record<string, unknown>): Record<string, unknown> {
+  const searchable = settings['searchableAttributes'];
+  if (!Array.isArray(searchable) || !searchable.includes('body')) return settings;
+  return { ...settings, searchableAttributes: searchable.flatMap((a) => (a === 'body' ? [...BODY_FIELDS] : [a])) };
 }
 
 function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {

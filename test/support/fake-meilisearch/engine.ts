@@ -8,6 +8,7 @@ import { checkFilterable, evaluate } from './filter.js';
 import { applySettingsPatch } from './settings.js';
 import { indexView, newIndex, recordFields, touch, type IndexState } from './state.js';
 import { matchesTaskFilter, summarizedView, taskView, type TaskFilter, type TaskOp, type TaskRecord, type TaskType } from './tasks.js';
+import { CURRENT_MODE, type TokenizerMode } from './tokenize.js';
 import { now, valuesAtPath, type Doc } from './values.js';
 
 export interface EnqueueRequest {
@@ -58,6 +59,10 @@ function batchKey(task: TaskRecord): string | null {
 
 export class Engine {
   readonly indexes = new Map<string, IndexState>();
+  /** How the version the fake pretends to be tokenizes: new indexes and queries follow it. */
+  tokenizer: TokenizerMode = CURRENT_MODE;
+  /** Searches answer `degraded: true`, unranked (the search cutoff struck). */
+  degraded = false;
   private readonly taskList = new Map<number, TaskRecord>();
   private nextBatchUid = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -225,7 +230,7 @@ export class Engine {
     switch (op.kind) {
       case 'indexCreation': {
         if (this.indexes.has(uid)) throw new MeiliError(409, 'index_already_exists', `Index \`${uid}\` already exists.`);
-        this.indexes.set(uid, newIndex(uid, op.primaryKey));
+        this.indexes.set(uid, newIndex(uid, op.primaryKey, this.tokenizer));
         return;
       }
       case 'indexUpdate': {
@@ -287,7 +292,7 @@ export class Engine {
       case 'settingsUpdate': {
         // Like the engine, a settings update on a missing index creates it.
         const existing = this.indexes.get(uid);
-        const index = existing ?? newIndex(uid, null);
+        const index = existing ?? newIndex(uid, null, this.tokenizer);
         const settings = applySettingsPatch(index.settings, op.patch);
         index.settings = settings;
         if (!existing) this.indexes.set(uid, index);
@@ -352,7 +357,7 @@ export class Engine {
       }
       return [id, doc];
     });
-    const index = existing ?? newIndex(uid, primaryKey);
+    const index = existing ?? newIndex(uid, primaryKey, this.tokenizer);
     index.primaryKey = primaryKey;
     for (const [id, doc] of prepared) {
       const previous = index.documents.get(id);

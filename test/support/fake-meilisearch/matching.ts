@@ -4,7 +4,7 @@
  */
 import type { IndexSettings } from './settings.js';
 import type { IndexState } from './state.js';
-import { isCjk, normalizeWord, tokenize, words, type QueryTerm } from './tokenize.js';
+import { isCjk, normalizeWord, tokenize, words, type QueryTerm, type TokenizerMode } from './tokenize.js';
 import { leaves, valuesAtPath, type Doc } from './values.js';
 
 export interface AttrTokens {
@@ -30,7 +30,15 @@ export interface SearchData {
   entries: DocEntry[];
   /** word -> document -> attribute ranks the word occurs in. */
   vocab: Map<string, Map<DocEntry, number[]>>;
+  /** `left\0right` -> documents where right directly follows left (milli's word pair proximity 1). */
+  pairs: Map<string, Set<DocEntry>>;
 }
+
+/**
+ * milli's MAX_POSITION_PER_ATTRIBUTE (`u16::MAX + 1`): words at or past this position of an
+ * attribute are not indexed at all (`take_while` in the extractor), so they are unsearchable.
+ */
+export const MAX_POSITION_PER_ATTRIBUTE = 65_536;
 
 /** Searchable attributes in rank order; `["*"]` follows the order fields were first seen. */
 export function searchableAttributes(index: IndexState): string[] {
@@ -41,12 +49,14 @@ export function searchableAttributes(index: IndexState): string[] {
 const cache = new WeakMap<IndexState, { generation: number; settings: IndexSettings; data: SearchData }>();
 
 export function searchData(index: IndexState): SearchData {
+  const mode = index.tokenizer;
   const hit = cache.get(index);
   if (hit && hit.generation === index.generation && hit.settings === index.settings) return hit.data;
   const attrNames = searchableAttributes(index);
   const disabled = index.settings.typoTolerance.disableOnAttributes;
   const entries: DocEntry[] = [];
   const vocab = new Map<string, Map<DocEntry, number[]>>();
+  const pairs = new Map<string, Set<DocEntry>>();
   let order = 0;
   for (const [id, doc] of index.documents) {
     const attrs: AttrTokens[] = attrNames.map((name, rank) => {
@@ -56,13 +66,19 @@ export function searchData(index: IndexState): SearchData {
         .map(String);
       const tokens: string[] = [];
       const positions: number[] = [];
-      let pos = 0;
+      // Each value continues the attribute's positions, 8 further (as after a hard separator).
+      let next = 0;
       for (const text of texts) {
-        for (const word of words(text)) {
-          tokens.push(word);
-          positions.push(pos++);
+        let last = -1;
+        for (const token of tokenize(text, mode)) {
+          const position = next + token.position;
+          if (position >= MAX_POSITION_PER_ATTRIBUTE) break;
+          tokens.push(token.word);
+          positions.push(position);
+          last = position;
         }
-        pos += 7;
+        if (last >= 0) next = last + 8;
+        if (next >= MAX_POSITION_PER_ATTRIBUTE) break;
       }
       return { name, rank, tokens, positions, exactOnly: disabled.some((d) => name === d || name.startsWith(`${d}.`)) };
     });
@@ -76,9 +92,16 @@ export function searchData(index: IndexState): SearchData {
         if (!ranks) docs.set(entry, [attr.rank]);
         else if (!ranks.includes(attr.rank)) ranks.push(attr.rank);
       }
+      for (let k = 1; k < attr.tokens.length; k++) {
+        if (attr.positions[k] !== (attr.positions[k - 1] as number) + 1) continue;
+        const key = `${attr.tokens[k - 1]}\0${attr.tokens[k]}`;
+        let docs = pairs.get(key);
+        if (!docs) pairs.set(key, (docs = new Set()));
+        docs.add(entry);
+      }
     }
   }
-  const data = { entries, vocab };
+  const data = { entries, vocab, pairs };
   cache.set(index, { generation: index.generation, settings: index.settings, data });
   return data;
 }
@@ -153,8 +176,9 @@ export interface WordMatch {
  * allowed one edit and counts as two typos (the engine's two-typo automaton). CJK words never
  * take typos, and like every other word they match a longer document word only as the query's
  * last word: milli builds prefix derivations for the last query term alone
- * (`search/new/query_term/parse_query.rs`), whatever its script, so `激光 设备` does not find
- * `激光器设备` and `雷达` does not find `激光雷达`.
+ * (`search/new/query_term/parse_query.rs`), whatever its script. Chinese words are short
+ * anyway: the re-cut indexes 激光器设备 as 激光 + 器 + 设备 and 激光雷达 as 激光 + 雷达, so
+ * `激光 设备` finds the first and `雷达` the second (see tokenize.ts).
  */
 export function matchWord(term: { word: string; prefix: boolean; cjk: boolean }, word: string, budget: number, policy: TypoPolicy): WordMatch | null {
   const t = term.word;
@@ -196,6 +220,7 @@ export function wordHits(
   policy: TypoPolicy,
   allowed: (rank: number) => boolean,
   synonyms: string[][] = [],
+  splitWords = true,
 ): TermMatches {
   const out = new Map<DocEntry, TermHit>();
   const matchedWords = new Map<string, number>();
@@ -216,7 +241,34 @@ export function wordHits(
   for (const syn of synonyms) {
     for (const [entry, hit] of phraseHits(syn, data.entries, allowed).hits) out.set(entry, better(out.get(entry), 0, false, hit.attr));
   }
-  return { hits: out, words: matchedWords, phrases: synonyms };
+  // Split words: the query word as two adjacent indexed words, counted as one typo, whatever
+  // the typo settings (milli `find_split_words`, a one-typo derivation computed even when typos
+  // are off): `5g` finds 采用5G技术, indexed 采用 / 5 / g / 技术.
+  const split = splitWords ? splitBestFrequency(term.word, data) : undefined;
+  const phrases = [...synonyms];
+  if (split) {
+    phrases.push(split);
+    for (const [entry, hit] of phraseHits(split, data.pairs.get(split.join('\0')) ?? [], allowed).hits) {
+      out.set(entry, better(out.get(entry), 1, false, hit.attr));
+    }
+  }
+  return { hits: out, words: matchedWords, phrases };
+}
+
+/**
+ * milli's `split_best_frequency`: of every cut of the word in two, the one whose halves are
+ * adjacent in the most documents (the first such cut on a tie); none when no cut is.
+ */
+export function splitBestFrequency(word: string, data: SearchData): [string, string] | undefined {
+  const chars = [...word];
+  let best: { frequency: number; split: [string, string] } | undefined;
+  for (let i = 1; i < chars.length; i++) {
+    const left = chars.slice(0, i).join('');
+    const right = chars.slice(i).join('');
+    const frequency = data.pairs.get(`${left}\0${right}`)?.size ?? 0;
+    if (frequency > 0 && (!best || frequency > best.frequency)) best = { frequency, split: [left, right] };
+  }
+  return best?.split;
 }
 
 /** Documents containing the words consecutively in one attribute, exactly. */
@@ -284,13 +336,20 @@ export function pairProximity(a: Occurrence[], b: Occurrence[]): number {
   return best;
 }
 
-export function termHits(term: QueryTerm, data: SearchData, settings: IndexSettings, policy: TypoPolicy, allowed: (rank: number) => boolean): TermMatches {
+export function termHits(
+  term: QueryTerm,
+  data: SearchData,
+  settings: IndexSettings,
+  policy: TypoPolicy,
+  allowed: (rank: number) => boolean,
+  mode?: TokenizerMode,
+): TermMatches {
   if (term.kind === 'phrase') return phraseHits(term.words, data.entries, allowed);
   const synonyms: string[][] = [];
   for (const [key, values] of Object.entries(settings.synonyms)) {
-    if (words(key).join(' ') !== term.word) continue;
+    if (words(key, mode).join(' ') !== term.word) continue;
     for (const value of values) {
-      const syn = words(value);
+      const syn = words(value, mode);
       if (syn.length > 0) synonyms.push(syn);
     }
   }
@@ -298,9 +357,9 @@ export function termHits(term: QueryTerm, data: SearchData, settings: IndexSetti
 }
 
 /** Words of `text` that match any query word, as [start, end) offsets, for highlighting. */
-export function matchedSpans(text: string, terms: QueryTerm[], policy: TypoPolicy): { start: number; end: number }[] {
+export function matchedSpans(text: string, terms: QueryTerm[], policy: TypoPolicy, mode?: TokenizerMode): { start: number; end: number }[] {
   const spans: { start: number; end: number }[] = [];
-  const toks = tokenize(text);
+  const toks = tokenize(text, mode);
   toks.forEach((tok, i) => {
     for (const term of terms) {
       if (term.kind === 'phrase') {

@@ -119,7 +119,7 @@ export class Api {
   constructor(
     private readonly engine: Engine,
     /** The `pkgVersion` this fake pretends to be: payloads follow what that version accepts. */
-    private readonly version: string,
+    public version: string,
   ) {}
 
   private index(uid: string): IndexState {
@@ -198,9 +198,9 @@ export class Api {
         if (leaf !== undefined) break;
         if (m === 'POST') {
           const body = jsonBody(req);
-          return ok(runSearch(this.index(uid), body));
+          return ok(runSearch(this.index(uid), body, this.engine.tokenizer, this.engine.degraded));
         }
-        if (m === 'GET') return ok(runSearch(this.index(uid), searchGetToBody(req.query)));
+        if (m === 'GET') return ok(runSearch(this.index(uid), searchGetToBody(req.query), this.engine.tokenizer, this.engine.degraded));
         return methodNotAllowed();
       case 'documents':
         return this.documentsRoute(req, validUid(uid), leaf);
@@ -366,7 +366,8 @@ export class Api {
     const fields = Array.isArray(q['fields']) ? (q['fields'] as string[]) : ['*'];
     const matched = [...index.documents.entries()].filter(([id, doc]) => (ids === null || ids.has(id)) && (!filter || evaluate(filter, doc)));
     return {
-      results: matched.slice(offset, offset + limit).map(([, doc]) => selectAttributes(doc, fields)),
+      // Only displayed attributes are returned, as in search (routes/indexes/documents.rs).
+      results: matched.slice(offset, offset + limit).map(([, doc]) => selectAttributes(selectAttributes(doc, index.settings.displayedAttributes), fields)),
       offset,
       limit,
       total: matched.length,
@@ -429,7 +430,7 @@ export class Api {
           if (!isPlainObject(query)) throw invalidType('invalid_multi_search_queries', `.queries[${i}]`, 'an object', query);
           const { indexUid, federationOptions: _ignored, ...search } = query;
           if (typeof indexUid !== 'string') throw badRequest('missing_index_uid', `Missing field \`indexUid\` inside \`.queries[${i}]\``);
-          return { indexUid, ...runSearch(this.index(indexUid), search) };
+          return { indexUid, ...runSearch(this.index(indexUid), search, this.engine.tokenizer, this.engine.degraded) };
         } catch (err) {
           if (err instanceof MeiliError) throw new MeiliError(err.status, err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
           throw err;

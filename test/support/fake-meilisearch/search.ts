@@ -19,7 +19,7 @@ import {
 import { parseSearchParams, type SearchParams } from './search-params.js';
 import { filterRules } from './settings.js';
 import type { IndexState } from './state.js';
-import { parseQuery, words, type QueryTerm } from './tokenize.js';
+import { CURRENT_MODE, parseQuery, words, type QueryTerm, type TokenizerMode } from './tokenize.js';
 import { matchesPattern, valuesAtPath, type Doc } from './values.js';
 
 interface SortKey {
@@ -234,7 +234,7 @@ function facetResults(facets: string[], ranked: Ranked[], index: IndexState): { 
 }
 
 /** Runs one search against an index; throws MeiliError for what the engine answers with a 400. */
-export function runSearch(index: IndexState, body: unknown): Record<string, unknown> {
+export function runSearch(index: IndexState, body: unknown, mode: TokenizerMode = CURRENT_MODE, degraded = false): Record<string, unknown> {
   const started = performance.now();
   const p = parseSearchParams(body);
   const filter = parseFilter(p.filter);
@@ -268,14 +268,14 @@ export function runSearch(index: IndexState, body: unknown): Record<string, unkn
   const data = searchData(index);
   const universe = filter ? data.entries.filter((e) => evaluate(filter, e.doc)) : data.entries;
   const policy = typoPolicy(settings);
-  const query = parseQuery(p.q ?? '');
-  const stopWords = new Set(settings.stopWords.flatMap((w) => words(w)));
+  const query = parseQuery(p.q ?? '', mode);
+  const stopWords = new Set(settings.stopWords.flatMap((w) => words(w, mode)));
   // Stop words are dropped from the query; a query of stop words only becomes a placeholder search.
   const terms = query.terms.filter((t) => t.kind === 'phrase' || !stopWords.has(t.word));
 
   const excluded = new Set<DocEntry>();
   for (const neg of query.negatives) {
-    const docs = neg.length === 1 ? wordHits({ word: neg[0] as string, prefix: false, cjk: false }, data, { ...policy, enabled: false }, () => true) : phraseHits(neg, data.entries, () => true);
+    const docs = neg.length === 1 ? wordHits({ word: neg[0] as string, prefix: false, cjk: false }, data, { ...policy, enabled: false }, () => true, [], false) : phraseHits(neg, data.entries, () => true);
     for (const entry of docs.hits.keys()) excluded.add(entry);
   }
   const candidates = universe.filter((e) => !excluded.has(e));
@@ -284,10 +284,12 @@ export function runSearch(index: IndexState, body: unknown): Record<string, unkn
   if (terms.length === 0) {
     ranked = candidates.map((entry) => ({ entry, words: 0, typos: 0, proximity: 0, attr: 0, position: 0, exactAttr: false, exactCount: 0 }));
   } else {
-    const matches = terms.map((t) => termHits(t, data, settings, policy, allowed));
+    const matches = terms.map((t) => termHits(t, data, settings, policy, allowed, mode));
     ranked = match(terms, matches, p.matchingStrategy, candidates, allowed);
   }
   ranked.sort(rankingComparator(settings.rankingRules, sortKeys, terms.length === 0));
+  // Past the search cutoff the engine returns what matched so far without ranking it.
+  if (degraded) ranked.sort((a, b) => a.entry.order - b.entry.order);
 
   if (distinctAttr) {
     const seen = new Set<string>();
@@ -352,6 +354,8 @@ export function runSearch(index: IndexState, body: unknown): Record<string, unkn
     response['offset'] = offset;
     response['estimatedTotalHits'] = numberOfHits;
   }
+  // Serialized only when true (`skip_serializing_if = "Not::not"`).
+  if (degraded) response['degraded'] = true;
   if (p.facets) {
     const { distribution, stats } = facetResults(p.facets, ranked, index);
     response['facetDistribution'] = distribution;

@@ -5,6 +5,7 @@ import { authorize, authTarget, type FakeApiKey } from './auth.js';
 import { Engine } from './engine.js';
 import { errorBody, MeiliError, type MeiliErrorBody } from './errors.js';
 import { Api, type ApiResponse } from './routes.js';
+import { tokenizerMode } from './tokenize.js';
 import type { IndexSettings } from './settings.js';
 import type { Doc } from './values.js';
 
@@ -90,6 +91,16 @@ export interface FakeMeilisearch {
   settings(uid: string): IndexSettings;
   /** Every task still stored, oldest first. */
   tasks(): FakeTask[];
+  /**
+   * A dumpless upgrade (`--experimental-dumpless-upgrade`) to another version: indexes keep
+   * their documents as the old version tokenized them; queries and new indexes follow the new one.
+   */
+  setVersion(version: string): void;
+  /**
+   * true: searches answer as past the index's `searchCutoffMs`: `degraded: true`, hits in
+   * internal order (unranked), as the engine returns what it had when the cutoff struck.
+   */
+  setDegraded(on: boolean): void;
 }
 
 const BAD_GATEWAY_HTML =
@@ -136,6 +147,7 @@ function binarySize(bytes: number): string {
 export async function startFakeMeilisearch(options: FakeMeilisearchOptions = {}): Promise<FakeMeilisearch> {
   const engine = new Engine(options.taskDelayMs ?? 5);
   const api = new Api(engine, options.version ?? '1.19.0');
+  engine.tokenizer = tokenizerMode(api.version);
   const payloadLimit = options.payloadLimitBytes ?? 100_000_000;
   const requests: RequestLogEntry[] = [];
   const sockets = new Set<Socket>();
@@ -301,5 +313,12 @@ export async function startFakeMeilisearch(options: FakeMeilisearchOptions = {})
     documents: (uid) => [...requireIndex(uid).documents.values()].map((d) => structuredClone(d)),
     settings: (uid) => structuredClone(requireIndex(uid).settings),
     tasks: () => engine.allTaskViews() as FakeTask[],
+    setVersion(version) {
+      api.version = version;
+      engine.tokenizer = tokenizerMode(version);
+    },
+    setDegraded(on) {
+      engine.degraded = on;
+    },
   };
 }

@@ -1,4 +1,5 @@
 import { defaultSettings, type IndexSettings } from './settings.js';
+import { CURRENT_MODE, type TokenizerMode } from './tokenize.js';
 import { now, type Doc, type Instant } from './values.js';
 
 export interface IndexState {
@@ -13,9 +14,14 @@ export interface IndexState {
   settings: IndexSettings;
   /** Bumped on every change so cached search structures know they are stale. */
   generation: number;
+  /**
+   * How its documents were tokenized: by the version that created the index. A dumpless
+   * upgrade (the fake's setVersion) keeps it, as the engine keeps what it indexed.
+   */
+  tokenizer: TokenizerMode;
 }
 
-export function newIndex(uid: string, primaryKey: string | null): IndexState {
+export function newIndex(uid: string, primaryKey: string | null, tokenizer: TokenizerMode = CURRENT_MODE): IndexState {
   const at = now();
   return {
     uid,
@@ -26,6 +32,7 @@ export function newIndex(uid: string, primaryKey: string | null): IndexState {
     fieldOrder: [],
     settings: defaultSettings(),
     generation: 0,
+    tokenizer,
   };
 }
 
