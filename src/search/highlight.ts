@@ -261,9 +261,3 @@ export function highlight(article: { title: string; body: string }, words: reado
   return { title, body };
 }
 
-/** How often each query word matches in `text`, and how many tokens it has: for ranking. */
-export function matchCounts(text: string, words: readonly QueryWord[]): { tokens: number; perWord: number[] } {
-  const perWord = new Array<number>(words.length).fill(0);
-  for (const m of findMatches(text, words)) perWord[m.word]! += 1;
-  return { tokens: tokens(text).length, perWord };
-}

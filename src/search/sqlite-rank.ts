@@ -1,7 +1,6 @@
 import type { Db } from '../db/connection.js';
 import { articleHeads, ftsMatchesFrom } from '../db/fts.js';
 import type { ExposureIndex } from './engine.js';
-import { matchCounts, queryWordsOf, type QueryWord } from './highlight.js';
 import { wordParts } from './normalize.js';
 import { intersect, type TermSets } from './term-sets.js';
 
@@ -49,17 +48,18 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
   const exposed = exposedOf(intersect(sets), exposure);
   if (exposed.length === 0) return new Int32Array(0);
   const rare = words.filter((_, i) => sets[i]!.size < options.commonMin);
-  const scorer = rare.length > 0 ? indexScorer(db, matchFor(rare)!) : textScorer(db, queryWordsOf(words));
+  const scorer = rare.length > 0 ? indexScorer(db, matchFor(rare)!) : textScorer(db, words);
   const { rankAllMax } = options;
   const candidate = new Uint8Array(exposed[exposed.length - 1]! + 1);
-  for (const id of exposed) candidate[id] = 1;
+  for (let i = 0; i < exposed.length; i++) candidate[exposed[i]!] = 1;
   if (exposed.length <= rankAllMax) return byScore(scorer(exposed, false), exposure, (id) => candidate[id] === 1);
 
   const window = Math.max(1, Math.floor(rankAllMax / 4));
   const inTitle = new Uint8Array(candidate.length);
-  const titled = exposedOf(intersect(words.map((w) => terms.title(db, w))), exposure).filter((id) => candidate[id] === 1);
-  for (const id of titled) inTitle[id] = 1;
-  const others = exposed.filter((id) => inTitle[id] === 0);
+  // Typed arrays and index loops from here: these run over up to 100,000 ids per query.
+  const titled = keep(exposedOf(intersect(words.map((w) => terms.title(db, w))), exposure), (id) => candidate[id] === 1);
+  for (let i = 0; i < titled.length; i++) inTitle[titled[i]!] = 1;
+  const others = keep(exposed, (id) => inTitle[id] === 0);
 
   const parts: Int32Array[] = [];
   for (const [ids, titleOnly, wanted] of [
@@ -81,7 +81,7 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
  * Scores of (at least) the given ids, ascending; a lower score is a better match. The caller
  * keeps the ids it asked for.
  */
-type Scorer = (ids: readonly number[], titleOnly: boolean) => Iterable<[number, number]>;
+type Scorer = (ids: ArrayLike<number>, titleOnly: boolean) => Iterable<[number, number]>;
 
 /**
  * bm25 from the index, for an FTS5 expression of uncommon words. FTS5 scores a range of ids
@@ -99,20 +99,33 @@ const FIELDS = [
   { weight: 4, averageTokens: 24 },
 ];
 
-/** A bm25-like score from the title and excerpt of each article (the body is not read). */
-function textScorer(db: Db, words: QueryWord[]): Scorer {
+/**
+ * A bm25-like score from the title and excerpt of each article (the body is not read). Words
+ * are counted as substrings of the lowercased text, and a text's length in tokens estimated
+ * from its spaces (Chinese: two characters a word): this only orders articles that all match,
+ * and segmenting a thousand texts would cost more than the search.
+ */
+function textScorer(db: Db, words: readonly string[]): Scorer {
+  const needles = words.map((w) => w.toLowerCase());
   return function* (ids, titleOnly) {
     for (const [id, ...texts] of articleHeads(db, ids)) {
       let score = 0;
       for (let f = 0; f < (titleOnly ? 1 : 2); f++) {
-        const { tokens, perWord } = matchCounts(texts[f]!, words);
+        const text = texts[f]!.toLowerCase();
         const { weight, averageTokens } = FIELDS[f]!;
-        for (const tf of perWord) score += (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * tokens) / averageTokens));
+        const tokens = Math.max(1, HAN_TEXT.test(text) ? text.length / 2 : text.split(' ').length);
+        for (const needle of needles) {
+          let tf = 0;
+          for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) tf++;
+          if (tf > 0) score += (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * tokens) / averageTokens));
+        }
       }
       yield [id, -score];
     }
   };
 }
+
+const HAN_TEXT = /\p{Script=Han}/u;
 
 /**
  * The `window` newest of `ids` (ascending) ranked by score, then the others newest first. The
@@ -120,7 +133,7 @@ function textScorer(db: Db, words: QueryWord[]): Scorer {
  * old id republished now would otherwise stretch an index range over everything); window
  * articles below that are left to the second part.
  */
-function rankNewest(ids: number[], exposure: ExposureIndex, window: number, score: (ids: number[]) => Iterable<[number, number]>, wanted: (id: number) => boolean): [Int32Array, Int32Array] {
+function rankNewest(ids: Int32Array, exposure: ExposureIndex, window: number, score: (ids: number[]) => Iterable<[number, number]>, wanted: (id: number) => boolean): [Int32Array, Int32Array] {
   const newestFirst = byOrder(ids, exposure);
   const from = ids[Math.max(0, ids.length - 2 * window)]!;
   const inWindow = new Uint8Array(ids[ids.length - 1]! + 1);
@@ -132,25 +145,37 @@ function rankNewest(ids: number[], exposure: ExposureIndex, window: number, scor
   }
   chosen.sort((a, b) => a - b);
   const ranked = chosen.length > 0 ? byScore(score(chosen), exposure, (id) => inWindow[id] === 1 && wanted(id)) : new Int32Array(0);
-  return [ranked, newestFirst.filter((id) => inWindow[id] !== 1)];
+  return [ranked, keep(newestFirst, (id) => inWindow[id] !== 1)];
 }
 
-function exposedOf(ids: Int32Array, exposure: ExposureIndex): number[] {
-  const out: number[] = [];
-  for (const id of ids) if (exposure.rank(id) >= 0) out.push(id);
-  return out;
+/** The ids `wanted` accepts, in their order. */
+function keep(ids: Int32Array, wanted: (id: number) => boolean): Int32Array {
+  const out = new Int32Array(ids.length);
+  let n = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (wanted(id)) out[n++] = id;
+  }
+  return out.subarray(0, n);
+}
+
+function exposedOf(ids: Int32Array, exposure: ExposureIndex): Int32Array {
+  return keep(ids, (id) => exposure.rank(id) >= 0);
 }
 
 /** Ids in partner order (newest first, ties by slug). */
-function byOrder(ids: number[], exposure: ExposureIndex): Int32Array {
+function byOrder(ids: Int32Array, exposure: ExposureIndex): Int32Array {
   const ordered = exposure.ordered;
   if (ordered) {
     // One pass over the locale's ordering: cheaper than sorting tens of thousands of ids.
     const wanted = new Uint8Array(ids[ids.length - 1]! + 1);
-    for (const id of ids) wanted[id] = 1;
+    for (let i = 0; i < ids.length; i++) wanted[ids[i]!] = 1;
     const out = new Int32Array(ids.length);
     let n = 0;
-    for (const id of ordered) if (wanted[id] === 1 && exposure.rank(id) >= 0) out[n++] = id;
+    for (let i = 0; i < ordered.length && n < ids.length; i++) {
+      const id = ordered[i]!;
+      if (wanted[id] === 1 && exposure.rank(id) >= 0) out[n++] = id;
+    }
     return out;
   }
   // Packed as order * 2^24 + index, so one numeric sort of a typed array does it.
