@@ -97,16 +97,11 @@ const changesLimit = digits('limit', 1, 100, 'a whole number from 1 to 100')
 const highlight = z
   .enum(['true', 'false'], { error: 'highlight must be "true" or "false".' })
   .default('true')
-  .transform((v) => v === 'true')
   .meta({
     description:
       'Whether each hit carries `highlights`: its title and an excerpt of about 200 characters of its body around the ' +
       'best match, with the words that matched marked (as offsets, and as HTML-escaped text with `<mark>` tags). ' +
       '`false` leaves them out (a smaller answer).',
-    // Parsed into a boolean inside the API; partners send the text.
-    type: 'string',
-    enum: ['true', 'false'],
-    default: 'true',
   });
 
 export const listQuery = z.object({ locale, page, limit, section, updated_since: updatedSince });

@@ -99,7 +99,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
       const result = await searchArticles(store, view, engine, { ...q, now, keyId: contextOf(res).key?.id });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
       const { words } = normalizeQuery(q.q);
-      const marked = q.highlight ? queryWordsOf(words) : undefined;
+      const marked = q.highlight === 'true' ? queryWordsOf(words) : undefined;
       return represent(
         { data: result.articles.map((row) => toSearchHit(row, marked)), meta: { ...meta, q: q.q, words } },
         { page: meta.page, pages: reachablePages(meta.pages, q.limit) },
@@ -109,7 +109,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     // results may be cached by the snapshot's content tag.
     const rep = engine.followsSnapshot
       ? await cache.rememberAsync(
-          `search|${q.locale}|${q.page}|${q.limit}|${q.highlight ? 1 : 0}|${view.contentTag(now)}|${JSON.stringify([q.section ?? null, q.q])}`,
+          `search|${q.locale}|${q.page}|${q.limit}|${q.highlight}|${view.contentTag(now)}|${JSON.stringify([q.section ?? null, q.q])}`,
           make,
         )
       : await make();
