@@ -56,14 +56,21 @@ interface Token {
   folded: string;
 }
 
-function tokens(text: string): Token[] {
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * The tokens of `text`. A Chinese run holding none of `hanStarts` (the first characters of the
+ * query's Chinese words) cannot match and is not segmented: segmenting is most of the cost.
+ */
+function tokens(text: string, hanStarts?: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
   for (const m of text.matchAll(TOKEN)) {
     const at = m.index;
     if (m[1] !== undefined) {
+      if (hanStarts && ![...hanStarts].some((c) => m[1]!.includes(c))) continue;
       for (const s of segmenter.segment(m[1])) out.push({ start: at + s.index, end: at + s.index + s.segment.length, folded: s.segment });
     } else {
-      out.push({ start: at, end: at + m[0].length, folded: fold(m[0]) });
+      out.push({ start: at, end: at + m[0].length, folded: ASCII.test(m[0]) ? m[0].toLowerCase() : fold(m[0]) });
     }
   }
   return out;
@@ -87,7 +94,8 @@ interface Match {
 
 /** Every match of the query words in `text` (UTF-16 offsets), in text order, overlaps resolved to the first. */
 function findMatches(text: string, words: readonly QueryWord[], limit = Number.POSITIVE_INFINITY): Match[] {
-  const toks = tokens(text);
+  const hanStarts = new Set(words.flatMap((w) => (HAN.test(w.parts[0]!.charAt(0)) ? [w.parts[0]!.charAt(0)] : [])));
+  const toks = tokens(text, hanStarts);
   const out: Match[] = [];
   for (let i = 0; i < toks.length && out.length < limit; i++) {
     for (let w = 0; w < words.length; w++) {

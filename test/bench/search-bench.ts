@@ -148,7 +148,8 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   );
   const base = `http://127.0.0.1:${port}`;
   try {
-    await waitForHttp(`${base}/health`);
+    // Generous: on a busy machine an API pinned to one core takes a while to open a large snapshot.
+    await waitForHttp(`${base}/health`, 120_000);
     const vocab = vocabulary(databasePath);
     const queries = uniqueQueries(vocab, 6 * SECONDS * 60, 7);
     let used = 0;
