@@ -76,6 +76,13 @@ export const MEANINGS: Record<string, Meaning> = {
   SEARCH_RANK_ALL_MAX: {
     meaning: 'Up to this many matches every match is ranked by relevance; past it, see [Search](search.md#how-the-embedded-engine-keeps-the-api-responsive) (cheap common terms).',
   },
+  SEARCH_COMMON_MIN: {
+    meaning:
+      'A word in at least this many articles is "common": never scored by the FTS index, only matched from cached id sets; a query of common words only is ranked from titles and excerpts. Lower: faster, less weight on bodies. See [Search](search.md).',
+  },
+  SEARCH_TERM_CACHE_MB: {
+    meaning: 'Per search thread: MB of per-word id lists kept across queries (0: none kept; every query reads its words from the index).',
+  },
   SEARCH_WORKER_NICE: {
     meaning: 'Niceness (0-19) of the search threads, so that lists and `/health` win the CPU when both want it (Linux: per thread).',
   },

@@ -40,6 +40,8 @@ export function searchConfig(values: MeiliValues, apiKey: string | undefined, ti
 
 /** SEARCH_RANK_ALL_MAX's default; the engine outside the API's pool (tests, tools) uses it too. */
 export const DEFAULT_RANK_ALL_MAX = 2_000;
+/** SEARCH_COMMON_MIN's default, also what the engine uses outside the API's pool. */
+export const DEFAULT_COMMON_MIN = 2_000;
 
 export const searchRuntime = {
   SEARCH_WORKERS: optional(int(1, 256)),
@@ -49,6 +51,8 @@ export const searchRuntime = {
   SEARCH_MAX_WAIT_MS: optional(int(0, 600_000)).default(250),
   SEARCH_KEY_SHARE_PERCENT: optional(int(1, 100)).default(50),
   SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(DEFAULT_RANK_ALL_MAX),
+  SEARCH_COMMON_MIN: optional(int(1, 10_000_000)).default(DEFAULT_COMMON_MIN),
+  SEARCH_TERM_CACHE_MB: optional(int(0, 1_024)).default(12),
   SEARCH_WORKER_NICE: optional(int(0, 19)).default(10),
 };
 
@@ -68,6 +72,10 @@ export interface SearchRuntimeConfig {
   keySharePercent: number;
   /** Up to this many exposed matches, every match is ranked by relevance; past it, see docs/search.md. */
   rankAllMax: number;
+  /** A word in at least this many articles is common: not scored by the index (see src/search/sqlite-rank.ts). */
+  commonMin: number;
+  /** Bytes of per-word id lists each search thread keeps (src/search/term-sets.ts). */
+  termBytesPerWorker: number;
   /** Niceness of the search threads: lists and /health keep the CPU when searches compete. */
   workerNice: number;
   /** Bytes of ranked results each search thread may keep (its share of CACHE_MB). */
@@ -84,7 +92,7 @@ export function cacheBudget(total: number): { response: number; search: number }
 }
 
 export function searchRuntimeConfig(
-  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_WORKER_NICE: number },
+  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_COMMON_MIN: number; SEARCH_TERM_CACHE_MB: number; SEARCH_WORKER_NICE: number },
   engine: SearchConfig['engine'],
   searchCacheBytes: number,
   processes: number,
@@ -104,6 +112,8 @@ export function searchRuntimeConfig(
     timeoutMs: v.SEARCH_TIMEOUT_MS,
     keySharePercent: v.SEARCH_KEY_SHARE_PERCENT,
     rankAllMax: v.SEARCH_RANK_ALL_MAX,
+    commonMin: v.SEARCH_COMMON_MIN,
+    termBytesPerWorker: v.SEARCH_TERM_CACHE_MB * 1024 * 1024,
     workerNice: v.SEARCH_WORKER_NICE,
     cacheBytesPerWorker: Math.floor(searchCacheBytes / workers),
   };

@@ -18,6 +18,9 @@ interface Statements {
   matches: Database.Statement<[string], [number, number]>;
   matchIds: Database.Statement<[string], number>;
   scoresFrom: Database.Statement<[string, number], [number, number]>;
+  matchIdText: Database.Statement<[string], string | null>;
+  heads: Database.Statement<[string], [number, string, string]>;
+  dataVersion: Database.Statement<[], number>;
   remove: Database.Statement<[number]>;
   insert: Database.Statement<[number, string, string, string, string, string]>;
 }
@@ -35,6 +38,11 @@ const prepared = statementsFor(
         `SELECT rowid, bm25(articles_fts, ${WEIGHTS}) FROM articles_fts WHERE articles_fts MATCH ? AND rowid >= ?`,
       )
       .raw(),
+    // The ids joined inside SQLite and parsed at once: a row per id through the driver costs
+    // more than reading the doclist.
+    matchIdText: sqlite.prepare<[string], string | null>('SELECT group_concat(rowid) FROM articles_fts WHERE articles_fts MATCH ?').pluck(),
+    heads: sqlite.prepare<[string], [number, string, string]>('SELECT id, title, excerpt FROM articles WHERE id IN (SELECT value FROM json_each(?))').raw(),
+    dataVersion: sqlite.prepare<[], number>('PRAGMA data_version').pluck(),
     remove: sqlite.prepare('DELETE FROM articles_fts WHERE rowid = ?'),
     insert: sqlite.prepare(
       'INSERT INTO articles_fts (rowid, title, excerpt, body, section_name, author) VALUES (?, ?, ?, ?, ?, ?)',
@@ -57,6 +65,23 @@ export function ftsMatches(db: Db, match: string): IterableIterator<[number, num
  */
 export function ftsMatchIds(db: Db, match: string): number[] {
   return prepared(db).matchIds.all(match);
+}
+
+/** As ftsMatchIds, as a typed array (ascending), read in one piece. */
+export function ftsMatchIdArray(db: Db, match: string): Int32Array {
+  const text = prepared(db).matchIdText.get(match);
+  if (!text) return new Int32Array(0);
+  return Int32Array.from(JSON.parse(`[${text}]`) as number[]);
+}
+
+/** Title and excerpt of the articles among `ids` (any state), as `[id, title, excerpt]`. */
+export function articleHeads(db: Db, ids: ArrayLike<number>): [number, string, string][] {
+  return prepared(db).heads.all(JSON.stringify(Array.from(ids)));
+}
+
+/** Changes whenever another connection commits to the database (SQLite's data_version). */
+export function dataVersion(db: Db): number {
+  return prepared(db).dataVersion.get()!;
 }
 
 /** As ftsMatches, for the matches whose id is at least `fromId` only. */

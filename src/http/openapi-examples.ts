@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { highlight, queryWordsOf } from '../search/highlight.js';
 import type {
   Article,
   articleListSchema,
@@ -67,9 +68,16 @@ export const sectionListExample: z.output<typeof sectionListSchema> = {
   meta: { total: 2, locale: 'en' },
 };
 
+const searchedBody =
+  'A femtosecond laser process from Kestrel Beam cuts curved cover glass in one pass. <b>No polishing</b> step follows, ' +
+  'so a phone maker saves a station on each line. The ultrafast source runs at 1 MHz and 40 W; the company says ' +
+  'the "edge strength" of the glass matches that of ground edges & that yields reached 98% in trials over the summer ' +
+  'at two plants in Shenzhen.';
+
+// Computed by the code that answers searches, so the example is what the API would say.
 export const searchResultsExample: z.output<typeof searchResultsSchema> = {
-  data: [article],
-  meta: { page: 1, limit: 20, total: 1, pages: 1, locale: 'en', q: 'fiber laser' },
+  data: [{ ...withoutImage, highlights: highlight({ title: withoutImage.title, body: searchedBody }, queryWordsOf(['ultrafast', 'glass'])) }],
+  meta: { page: 1, limit: 20, total: 1, pages: 1, locale: 'en', q: 'Ultrafast glass', words: ['ultrafast', 'glass'] },
 };
 
 export const healthExample: Health = {

@@ -5,7 +5,7 @@ import { parseQuery } from './parse-query.js';
 import { CACHE_CONTROL } from './representation.js';
 import { operationErrors, SERVER_REFUSALS } from './openapi-errors.js';
 import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
-import { articleDetailSchema, articleSchema, changeSchema, errorSchema, imageSchema, sectionSchema } from './response-schemas.js';
+import { articleDetailSchema, articleSchema, changeSchema, errorSchema, highlightedTextSchema, highlightsSchema, imageSchema, searchHitSchema, sectionSchema } from './response-schemas.js';
 
 /*
  * The OpenAPI 3.1 document, generated from the zod schemas the routes parse and serialize
@@ -234,7 +234,7 @@ function operation(spec: OperationSpec): Json {
 }
 
 /** Response schemas documented as components even when no operation names them directly. */
-const COMPONENT_SCHEMAS = [imageSchema, articleSchema, articleDetailSchema, sectionSchema, changeSchema, errorSchema];
+const COMPONENT_SCHEMAS = [imageSchema, articleSchema, articleDetailSchema, searchHitSchema, highlightsSchema, highlightedTextSchema, sectionSchema, changeSchema, errorSchema];
 
 function componentSchemas(): Record<string, Json> {
   // Every response schema carries a `meta({ id })`: zod emits each once, referenced by id.

@@ -100,11 +100,21 @@ const changesLimit = digits('limit', 1, MAX_CHANGES_LIMIT, `a whole number from 
   .default(MAX_CHANGES_LIMIT)
   .meta({ description: `Changes per page, 1 to ${MAX_CHANGES_LIMIT}.` });
 
+const highlight = z
+  .enum(['true', 'false'], { error: 'highlight must be "true" or "false".' })
+  .default('true')
+  .meta({
+    description:
+      'Whether each hit carries `highlights`: its title and an excerpt of about 200 characters of its body around the ' +
+      'best match, with the words that matched marked (as offsets, and as HTML-escaped text with `<mark>` tags). ' +
+      '`false` leaves them out (a smaller answer).',
+  });
+
 export const listQuery = z.object({ locale, page, limit, section, updated_since: updatedSince });
 export const changesQuery = z.object({ locale, since, limit: changesLimit });
 export const detailQuery = z.object({ locale });
 export const categoriesQuery = z.object({ locale });
-export const searchQuery = z.object({ locale, q, page, limit, section });
+export const searchQuery = z.object({ locale, q, page, limit, section, highlight });
 
 export type ListQuery = z.output<typeof listQuery>;
 export type ChangesQuery = z.output<typeof changesQuery>;

@@ -69,8 +69,56 @@ export const articleListSchema = z
   .object({ data: z.array(articleSchema), meta: z.object(pageMeta) })
   .meta({ id: 'ArticleList' });
 
+export const highlightedTextSchema = z
+  .object({
+    text: z.string().meta({ description: 'Plain text: for the body, Markdown flattened, HTML tags removed, `…` where it was cut. Escape it before inserting it as HTML.' }),
+    html: z.string().meta({
+      description: '`text` HTML-escaped (`&`, `<`, `>`, `"`, `\'`), each match wrapped in `<mark>`…`</mark>`: safe to insert as HTML as is.',
+    }),
+    matches: z
+      .array(
+        z.object({
+          start: z.number().int().meta({ description: 'Offset of the match in `text`, in Unicode code points (characters).' }),
+          length: z.number().int().meta({ description: 'Length of the match in code points: the whole word it starts.' }),
+          word: z.string().meta({ description: 'The query word (one of `meta.words`) that matched here, as a whole word or the start of one.' }),
+        }),
+      )
+      .meta({ description: 'The matched words of `text`, in order; empty when the query matched elsewhere (excerpt, section, author).' }),
+  })
+  .meta({ id: 'HighlightedText' });
+
+export const highlightsSchema = z
+  .object({
+    title: highlightedTextSchema.meta({ description: 'The whole title.' }),
+    body: highlightedTextSchema.meta({
+      description:
+        'About 200 characters of the body around its best match (the stretch with the most query words), cut at word ' +
+        'boundaries (Chinese: at character boundaries); the start of the body when it has no match.',
+    }),
+  })
+  .meta({ id: 'Highlights' });
+
+export const searchHitSchema = articleSchema
+  .extend({
+    highlights: highlightsSchema.optional().meta({
+      description: 'Where the hit matched (left out with `highlight=false`). The same on every search engine for the same article and query.',
+    }),
+  })
+  .meta({ id: 'SearchHit' });
+
 export const searchResultsSchema = z
-  .object({ data: z.array(articleSchema), meta: z.object({ ...pageMeta, q: z.string() }) })
+  .object({
+    data: z.array(searchHitSchema),
+    meta: z.object({
+      ...pageMeta,
+      q: z.string(),
+      words: z.array(z.string()).meta({
+        description:
+          'The words of `q` as searched (lowercased, split, Chinese segmented, at most 10): every hit holds each of them as a ' +
+          'whole word or the start of one. Empty when `q` has no word to search.',
+      }),
+    }),
+  })
   .meta({ id: 'SearchResults' });
 
 export const articleResponseSchema = z.object({ data: articleDetailSchema }).meta({ id: 'ArticleResponse' });
@@ -176,6 +224,7 @@ export const healthSchema = z
   })
   .meta({ id: 'Health' });
 
+export type SearchHit = z.output<typeof searchHitSchema>;
 export type Article = z.infer<typeof articleSchema>;
 export type ArticleDetail = z.infer<typeof articleDetailSchema>;
 export type Section = z.infer<typeof sectionSchema>;

@@ -3,7 +3,8 @@ import type { FeedChange } from '../content/feed.js';
 import type { ArticleWithSection } from '../db/content.js';
 import type { Locale } from '../locale.js';
 import { formatUtcSeconds } from '../time.js';
-import type { Article, ArticleDetail, Change, Section } from './response-schemas.js';
+import { highlight, type QueryWord } from '../search/highlight.js';
+import type { Article, ArticleDetail, Change, SearchHit, Section } from './response-schemas.js';
 
 /*
  * The public contract: each function picks the partner-facing fields one by one, so no
@@ -36,6 +37,16 @@ export function toArticle(row: ArticleWithSection): Article {
 
 export function toArticleDetail(row: ArticleWithSection): ArticleDetail {
   return { ...toArticle(row), body: row.body };
+}
+
+/**
+ * A search hit: the list item, and where it matched when `words` are given (computed from the
+ * stored title and body, the same for every engine).
+ */
+export function toSearchHit(row: ArticleWithSection, words: readonly QueryWord[] | undefined): SearchHit {
+  const hit: SearchHit = toArticle(row);
+  if (words) hit.highlights = highlight(row, words);
+  return hit;
 }
 
 export function toSection(s: SectionSummary): Section {

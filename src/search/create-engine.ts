@@ -34,7 +34,7 @@ export function createApiSearchEngine(config: ApiConfig, logger: Logger): Admitt
           {
             databasePath: config.databasePath,
             busyTimeoutMs: config.busyTimeoutMs,
-            ranked: { cacheBytes: runtime.cacheBytesPerWorker, rankAllMax: runtime.rankAllMax },
+            ranked: { cacheBytes: runtime.cacheBytesPerWorker, rankAllMax: runtime.rankAllMax, commonMin: runtime.commonMin, termBytes: runtime.termBytesPerWorker },
             nice: runtime.workerNice,
             logLevel: config.logLevel,
           },

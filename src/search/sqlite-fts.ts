@@ -1,20 +1,30 @@
-import { DEFAULT_RANK_ALL_MAX } from '../config/search.js';
+import { DEFAULT_COMMON_MIN, DEFAULT_RANK_ALL_MAX } from '../config/search.js';
 import type { Db } from '../db/connection.js';
 import type { StoreSession } from '../db/snapshot-store.js';
 import { entryBytes, Lru } from '../lru.js';
 import type { EngineHealth, ExposureIndex, SearchEngine, SearchPage, SearchQuery } from './engine.js';
 import { normalizeQuery } from './normalize.js';
 import { rankMatches } from './sqlite-rank.js';
+import { TermSets } from './term-sets.js';
 
 export interface RankedSearchOptions {
   /** Bytes of ranked id lists kept across queries (paging through results costs one ranking). */
   cacheBytes: number;
   /** See rankMatches: up to this many matches, all are ranked by relevance. */
   rankAllMax: number;
+  /** See rankMatches: a word in at least this many articles is not scored by the index. */
+  commonMin: number;
+  /** Bytes of per-word id lists kept across queries (src/search/term-sets.ts). */
+  termBytes: number;
 }
 
 /** For the engine outside the API's pool (tests, tools); the API sizes its threads' caches from CACHE_MB. */
-export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = { cacheBytes: 8 * 1024 * 1024, rankAllMax: DEFAULT_RANK_ALL_MAX };
+export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = {
+  cacheBytes: 8 * 1024 * 1024,
+  rankAllMax: DEFAULT_RANK_ALL_MAX,
+  commonMin: DEFAULT_COMMON_MIN,
+  termBytes: 16 * 1024 * 1024,
+};
 
 /**
  * Ranked results of one query at one content version, kept in a byte-bounded cache. The key
@@ -23,9 +33,11 @@ export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = { cacheBytes: 8 * 102
  */
 export class RankedSearch {
   private readonly ranked: Lru<Int32Array>;
+  private readonly terms: TermSets;
 
   constructor(private readonly options: RankedSearchOptions) {
     this.ranked = new Lru(options.cacheBytes);
+    this.terms = new TermSets(options.termBytes);
   }
 
   page(db: Db, q: { q: string; section: string | undefined; contentTag: string; page: number; limit: number }, exposure: ExposureIndex): SearchPage {
@@ -34,7 +46,7 @@ export class RankedSearch {
     const key = JSON.stringify([q.contentTag, q.section ?? null, words]);
     let ids = this.ranked.get(key);
     if (!ids) {
-      ids = rankMatches(db, words, exposure, this.options.rankAllMax);
+      ids = rankMatches(db, words, exposure, this.options, this.terms);
       this.ranked.set(key, ids, entryBytes(key, ids.byteLength));
     }
     const from = (q.page - 1) * q.limit;
@@ -43,6 +55,7 @@ export class RankedSearch {
 
   clear(): void {
     this.ranked.clear();
+    this.terms.clear();
   }
 
   stats() {

@@ -1,7 +1,8 @@
 import type { Db } from '../db/connection.js';
-import { ftsMatchesFrom, ftsMatchIds } from '../db/fts.js';
+import { articleHeads, ftsMatchesFrom } from '../db/fts.js';
 import type { ExposureIndex } from './engine.js';
 import { wordParts } from './normalize.js';
+import { intersect, type TermSets } from './term-sets.js';
 
 /**
  * The FTS5 query for normalized words (src/search/normalize.ts): each word quoted, so no FTS5
@@ -13,38 +14,59 @@ export function matchFor(words: readonly string[]): string | undefined {
   return words.map((w) => `"${wordParts(w).join(' ').replaceAll('"', '""')}"*`).join(' ');
 }
 
+/** How a query is ranked: see rankMatches. */
+export interface RankOptions {
+  /** Up to this many exposed matches, every match is ranked by relevance. */
+  rankAllMax: number;
+  /** A word matching at least this many articles is common: its occurrences are not scored by the index. */
+  commonMin: number;
+}
+
 /**
- * Every exposed match of `words`, best first. The total is always exact: the ids of all
- * matches are read (cheap: no scoring), then filtered by exposure.
+ * Every exposed match of `words`, best first. The total is always exact: the ids of every
+ * word's matches are read (cheap: no scoring; kept across queries in `terms`), intersected,
+ * then filtered by exposure.
  *
- * Up to `rankAllMax` exposed matches, every match is ranked with bm25 (title weighted most),
- * ties by partner order (newest first). Scoring is what costs (about 2 µs per match, ten times
- * the cost of reading an id), so past that, for very common terms, only a bounded set is scored:
+ * Scoring is what costs, and for common words most of all: the index reads the positions of
+ * every occurrence of the word in every body, even for a handful of articles. So common words
+ * (in `commonMin` articles or more) are never scored by the index. The query's other words are
+ * scored with bm25 (title weighted most), as before; a query of common words only is scored
+ * from the title and excerpt of its matches (their bodies nearly all hold such words anyway,
+ * and bm25 gives a word in most articles next to no weight).
+ *
+ * Up to `rankAllMax` exposed matches, every match is ranked, ties by partner order (newest
+ * first). Past that, only a bounded set is scored:
  * 1. matches with every word in the title: the newest rankAllMax/4 by title relevance, then
  *    the older ones newest first;
  * 2. then the other matches: the newest rankAllMax/4 by relevance, then the rest newest first.
  * Among equally relevant articles the newest still come first.
  */
-export function rankMatches(db: Db, words: readonly string[], exposure: ExposureIndex, rankAllMax: number): Int32Array {
-  const match = matchFor(words);
-  if (match === undefined) return new Int32Array(0);
-  const exposed = exposedOf(ftsMatchIds(db, match), exposure);
+export function rankMatches(db: Db, words: readonly string[], exposure: ExposureIndex, options: RankOptions, terms: TermSets): Int32Array {
+  if (words.length === 0) return new Int32Array(0);
+  terms.check(db);
+  const sets = words.map((w) => terms.all(db, w));
+  const exposed = exposedOf(intersect(sets), exposure);
   if (exposed.length === 0) return new Int32Array(0);
-  if (exposed.length <= rankAllMax) return byScore(ftsMatchesFrom(db, match, exposed[0]!), exposure, () => true);
+  const rare = words.filter((_, i) => sets[i]!.size < options.commonMin);
+  const scorer = rare.length > 0 ? indexScorer(db, matchFor(rare)!) : textScorer(db, words);
+  const { rankAllMax } = options;
+  const candidate = new Uint8Array(exposed[exposed.length - 1]! + 1);
+  for (let i = 0; i < exposed.length; i++) candidate[exposed[i]!] = 1;
+  if (exposed.length <= rankAllMax) return byScore(scorer(exposed, false), exposure, (id) => candidate[id] === 1);
 
   const window = Math.max(1, Math.floor(rankAllMax / 4));
-  const titleMatch = `{title} : (${match})`;
-  const inTitle = new Uint8Array(exposed[exposed.length - 1]! + 1);
-  const titled = exposedOf(ftsMatchIds(db, titleMatch), exposure);
-  for (const id of titled) inTitle[id] = 1;
-  const others = exposed.filter((id) => inTitle[id] === 0);
+  const inTitle = new Uint8Array(candidate.length);
+  // Typed arrays and index loops from here: these run over up to 100,000 ids per query.
+  const titled = keep(exposedOf(intersect(words.map((w) => terms.title(db, w))), exposure), (id) => candidate[id] === 1);
+  for (let i = 0; i < titled.length; i++) inTitle[titled[i]!] = 1;
+  const others = keep(exposed, (id) => inTitle[id] === 0);
 
   const parts: Int32Array[] = [];
-  for (const [ids, query, wanted] of [
-    [titled, titleMatch, 1],
-    [others, match, 0],
+  for (const [ids, titleOnly, wanted] of [
+    [titled, true, 1],
+    [others, false, 0],
   ] as const) {
-    if (ids.length > 0) parts.push(...rankNewest(db, query, ids, exposure, window, (id) => inTitle[id] === wanted));
+    if (ids.length > 0) parts.push(...rankNewest(ids, exposure, window, (window) => scorer(window, titleOnly), (id) => inTitle[id] === wanted));
   }
   const all = new Int32Array(exposed.length);
   let at = 0;
@@ -56,37 +78,104 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
 }
 
 /**
- * The `window` newest of `ids` (ascending) ranked by score, then the others newest first. FTS5
- * scores a range of ids cheaply, not a list: the range starts at the lowest id of the window,
- * but never takes in more than two windows of matches (an old id republished now would
- * otherwise stretch it over everything); window articles below it are left to the second part.
+ * Scores of (at least) the given ids, ascending; a lower score is a better match. The caller
+ * keeps the ids it asked for.
  */
-function rankNewest(db: Db, query: string, ids: number[], exposure: ExposureIndex, window: number, wanted: (id: number) => boolean): [Int32Array, Int32Array] {
-  const newestFirst = byOrder(ids, exposure);
-  let from = ids[Math.max(0, ids.length - 2 * window)]!;
-  let lowest = Number.MAX_SAFE_INTEGER;
-  for (const id of newestFirst.subarray(0, window)) lowest = Math.min(lowest, id);
-  from = Math.max(from, lowest);
-  const inWindow = new Uint8Array(ids[ids.length - 1]! + 1);
-  for (const id of newestFirst.subarray(0, window)) if (id >= from) inWindow[id] = 1;
-  const ranked = byScore(ftsMatchesFrom(db, query, from), exposure, (id) => inWindow[id] === 1 && wanted(id));
-  return [ranked, newestFirst.filter((id) => inWindow[id] !== 1)];
+type Scorer = (ids: ArrayLike<number>, titleOnly: boolean) => Iterable<[number, number]>;
+
+/**
+ * bm25 from the index, for an FTS5 expression of uncommon words. FTS5 scores a range of ids
+ * cheaply, not a list: the range starts at the lowest id asked for.
+ */
+function indexScorer(db: Db, match: string): Scorer {
+  return (ids, titleOnly) => ftsMatchesFrom(db, titleOnly ? `{title} : (${match})` : match, ids[0]!);
 }
 
-function exposedOf(ids: number[], exposure: ExposureIndex): number[] {
-  return ids.filter((id) => exposure.rank(id) >= 0);
+// bm25's parameters, on the two short fields read from the articles table.
+const K1 = 1.2;
+const B = 0.75;
+const FIELDS = [
+  { weight: 10, averageTokens: 8 },
+  { weight: 4, averageTokens: 24 },
+];
+
+/**
+ * A bm25-like score from the title and excerpt of each article (the body is not read). Words
+ * are counted as substrings of the lowercased text, and a text's length in tokens estimated
+ * from its spaces (Chinese: two characters a word): this only orders articles that all match,
+ * and segmenting a thousand texts would cost more than the search.
+ */
+function textScorer(db: Db, words: readonly string[]): Scorer {
+  const needles = words.map((w) => w.toLowerCase());
+  return function* (ids, titleOnly) {
+    for (const [id, ...texts] of articleHeads(db, ids)) {
+      let score = 0;
+      for (let f = 0; f < (titleOnly ? 1 : 2); f++) {
+        const text = texts[f]!.toLowerCase();
+        const { weight, averageTokens } = FIELDS[f]!;
+        const tokens = Math.max(1, HAN_TEXT.test(text) ? text.length / 2 : text.split(' ').length);
+        for (const needle of needles) {
+          let tf = 0;
+          for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) tf++;
+          if (tf > 0) score += (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * tokens) / averageTokens));
+        }
+      }
+      yield [id, -score];
+    }
+  };
+}
+
+const HAN_TEXT = /\p{Script=Han}/u;
+
+/**
+ * The `window` newest of `ids` (ascending) ranked by score, then the others newest first. The
+ * window is scored from its lowest id, but never takes in more than two windows of matches (an
+ * old id republished now would otherwise stretch an index range over everything); window
+ * articles below that are left to the second part.
+ */
+function rankNewest(ids: Int32Array, exposure: ExposureIndex, window: number, score: (ids: number[]) => Iterable<[number, number]>, wanted: (id: number) => boolean): [Int32Array, Int32Array] {
+  const newestFirst = byOrder(ids, exposure);
+  const from = ids[Math.max(0, ids.length - 2 * window)]!;
+  const inWindow = new Uint8Array(ids[ids.length - 1]! + 1);
+  const chosen: number[] = [];
+  for (const id of newestFirst.subarray(0, window)) {
+    if (id < from) continue;
+    inWindow[id] = 1;
+    chosen.push(id);
+  }
+  chosen.sort((a, b) => a - b);
+  const ranked = chosen.length > 0 ? byScore(score(chosen), exposure, (id) => inWindow[id] === 1 && wanted(id)) : new Int32Array(0);
+  return [ranked, keep(newestFirst, (id) => inWindow[id] !== 1)];
+}
+
+/** The ids `wanted` accepts, in their order. */
+function keep(ids: Int32Array, wanted: (id: number) => boolean): Int32Array {
+  const out = new Int32Array(ids.length);
+  let n = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (wanted(id)) out[n++] = id;
+  }
+  return out.subarray(0, n);
+}
+
+function exposedOf(ids: Int32Array, exposure: ExposureIndex): Int32Array {
+  return keep(ids, (id) => exposure.rank(id) >= 0);
 }
 
 /** Ids in partner order (newest first, ties by slug). */
-function byOrder(ids: number[], exposure: ExposureIndex): Int32Array {
+function byOrder(ids: Int32Array, exposure: ExposureIndex): Int32Array {
   const ordered = exposure.ordered;
   if (ordered) {
     // One pass over the locale's ordering: cheaper than sorting tens of thousands of ids.
     const wanted = new Uint8Array(ids[ids.length - 1]! + 1);
-    for (const id of ids) wanted[id] = 1;
+    for (let i = 0; i < ids.length; i++) wanted[ids[i]!] = 1;
     const out = new Int32Array(ids.length);
     let n = 0;
-    for (const id of ordered) if (wanted[id] === 1 && exposure.rank(id) >= 0) out[n++] = id;
+    for (let i = 0; i < ordered.length && n < ids.length; i++) {
+      const id = ordered[i]!;
+      if (wanted[id] === 1 && exposure.rank(id) >= 0) out[n++] = id;
+    }
     return out;
   }
   // Packed as order * 2^24 + index, so one numeric sort of a typed array does it.

@@ -17,16 +17,39 @@ import { dist, freePort, memoryOf, stop, waitForHttp } from './processes.js';
 export interface SearchFigures {
   pinned: boolean;
   workers: number;
+  /** Highlights on (the default). */
   unique5: LoadResult;
   unique20: LoadResult;
+  /** highlight=false: the same phases without snippets. */
+  unique5Plain: LoadResult;
+  unique20Plain: LoadResult;
+  /** Each of COLD_TERMS asked once, right after start (highlights on), one at a time. */
+  cold: { q: string; ms: number; status: number }[];
   listAlone: LoadResult;
   listWithSearch: LoadResult;
   searchBesideList: LoadResult;
   pathological: { name: string; ms: number; status: number }[];
-  rss: { before: number; afterSections: number; afterQueries: number; budgetMb: number };
+  rss: { before: number; afterSearch: number; afterSections: number; afterQueries: number; budgetMb: number };
 }
 
 const SECONDS = Number(process.env.BENCH_SEARCH_SECONDS ?? 20);
+
+/**
+ * Common words of the bench corpus (test/support/cms-fixtures.ts), one or two at a time: each
+ * asked once, the first search of its words since the API started. The last word of a query is
+ * a prefix, so each q is a new query even when a word was seen before.
+ */
+export const COLD_TERMS: { q: string; locale: string }[] = [
+  { q: 'laser', locale: 'en' },
+  { q: 'fiber laser', locale: 'en' },
+  { q: 'system power', locale: 'en' },
+  { q: 'wafer pulse', locale: 'en' },
+  { q: 'beam optics', locale: 'en' },
+  { q: 'optics', locale: 'en' },
+  { q: 'power supply', locale: 'en' },
+  { q: '激光', locale: 'zh' },
+  { q: '光纤 切割', locale: 'zh' },
+];
 const KEYS = 4;
 
 /** A small seedable PRNG, so that every run draws the same queries. */
@@ -125,19 +148,31 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   );
   const base = `http://127.0.0.1:${port}`;
   try {
-    await waitForHttp(`${base}/health`);
+    // Generous: on a busy machine an API pinned to one core takes a while to open a large snapshot.
+    await waitForHttp(`${base}/health`, 120_000);
     const vocab = vocabulary(databasePath);
-    const queries = uniqueQueries(vocab, 6 * SECONDS * 30, 7);
+    const queries = uniqueQueries(vocab, 6 * SECONDS * 60, 7);
     let used = 0;
-    const searchUrls = (n: number) =>
-      queries.slice(used, (used += n)).map(({ q, locale }) => `${base}/api/v1/search?q=${encodeURIComponent(q)}&locale=${locale}`);
+    const searchUrls = (n: number, highlight = true) =>
+      queries.slice(used, (used += n)).map(({ q, locale }) => `${base}/api/v1/search?q=${encodeURIComponent(q)}&locale=${locale}${highlight ? '' : '&highlight=false'}`);
     // Warm: each search thread builds its view of both locales on its first query.
     for (let i = 0; i < workers * 2; i++) await fetch(searchUrls(1)[0]!, { headers: headerSets[i % KEYS] });
 
     const rate = (urls: string[], perSecond: number) =>
       load({ mode: 'rate', urls, headerSets, rate: perSecond, durationMs: SECONDS * 1000, warmupMs: 0, connections: 64 });
+    // Cold: before any load, so no search thread has read these words yet.
+    const cold: SearchFigures['cold'] = [];
+    for (const [i, { q, locale }] of COLD_TERMS.entries()) {
+      const t0 = performance.now();
+      const res = await fetch(`${base}/api/v1/search?q=${encodeURIComponent(q)}&locale=${locale}`, { headers: headerSets[i % KEYS] });
+      await res.arrayBuffer();
+      cold.push({ q, ms: performance.now() - t0, status: res.status });
+    }
     const unique5 = await rate(searchUrls(5 * SECONDS + 5), 5);
     const unique20 = await rate(searchUrls(20 * SECONDS + 5), 20);
+    const unique5Plain = await rate(searchUrls(5 * SECONDS + 5, false), 5);
+    const unique20Plain = await rate(searchUrls(20 * SECONDS + 5, false), 20);
+    const afterSearch = memoryOf(api.pid!).rssMb;
 
     // Uncached list pages: every (page, limit) pair once.
     const pages = Math.ceil(totalEn / 50);
@@ -177,7 +212,7 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     // Words no article has: each answer is empty and cheap, but each is a new cache entry.
     await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
     const afterQueries = memoryOf(api.pid!).rssMb;
-    return { pinned, workers, unique5, unique20, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSections, afterQueries, budgetMb: 64 } };
+    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: 64 } };
   } finally {
     await stop(api);
     if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });

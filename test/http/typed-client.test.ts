@@ -106,7 +106,9 @@ describe('a typed client generated from /api/v1/openapi.json', () => {
     expect(out.detail.etag).toMatch(/^"[^"]+"$/);
     // openapi-fetch sends through fetch, which adds Cache-Control: no-cache: still a 304.
     expect(out.again).toEqual({ status: 304, data: null });
-    expect(out.search).toMatchObject({ status: 200, q: 'laser', total: 3 });
+    expect(out.search).toMatchObject({ status: 200, q: 'laser', total: 3, words: ['laser'], plain: false });
+    expect(out.search.marked.map((w: string) => w.toLowerCase())).toContain('laser');
+    expect(typeof out.search.bodyHtml).toBe('string');
     expect(out.missing).toEqual({ status: 404, code: 'not_found' });
   }, 60_000);
 });

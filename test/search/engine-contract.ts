@@ -76,6 +76,14 @@ const ARTICLES = [
   // A body far past Meilisearch's 65,536 positions per attribute (a sentence is 9 of them):
   // its last word must still be found.
   rawArticle({ slug: 'long-body', title: 'Annual compendium', section_slug: 'fiber', published_at: ago(60), ...text(`${Array.from({ length: 12_000 }, () => 'Padding filler.').join(' ')} Zeppelin.`) }),
+  // Highlights: HTML and entities in the stored text, the word deep in a long body.
+  rawArticle({
+    slug: 'yttrium-html',
+    title: 'Yttrium <b>garnet</b> & "rods"',
+    section_slug: 'fiber',
+    published_at: ago(60),
+    ...text(`${'Filler sentence about crystals. '.repeat(12)}<script>alert("x")</script> The yttrium rods & the 'hosts' grow slowly. ${'More filler here. '.repeat(12)}`),
+  }),
 ];
 
 // More than 1000 hits, all equally relevant (same words), one minute apart: bulk-0000 newest.
@@ -226,7 +234,7 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
     describe('totals and pages past 1000 hits', () => {
       it('counts every hit exactly', async () => {
         const res = await search({ q: 'cladding', limit: 50 });
-        expect(res.meta).toEqual({ page: 1, limit: 50, total: BULK, pages: 24, locale: 'en', q: 'cladding' });
+        expect(res.meta).toEqual({ page: 1, limit: 50, total: BULK, pages: 24, locale: 'en', q: 'cladding', words: ['cladding'] });
         const last = await search({ q: 'cladding', limit: 7, page: 172 });
         expect(last.meta).toMatchObject({ page: 172, total: BULK, pages: 172 });
         expect(slugs(last)).toEqual(['bulk-1197', 'bulk-1198', 'bulk-1199']);
@@ -251,7 +259,7 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
         for (const page of [25, 1000]) {
           const res = await search({ q: 'cladding', limit: 50, page });
           expect(res.data).toEqual([]);
-          expect(res.meta).toEqual({ page, limit: 50, total: BULK, pages: 24, locale: 'en', q: 'cladding' });
+          expect(res.meta).toEqual({ page, limit: 50, total: BULK, pages: 24, locale: 'en', q: 'cladding', words: ['cladding'] });
         }
         const small = await search({ q: 'laser', page: 2 });
         expect(small.data).toEqual([]);
@@ -311,7 +319,7 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
       it('finds 激光 in 光纤激光器, 激光切割 and 飞秒激光', async () => {
         const res = await search({ q: '激光', locale: 'zh' });
         expect(sorted(res)).toEqual(['zh-5g', 'zh-femtosecond', 'zh-fiber-laser', 'zh-laser-cutting', 'zh-lidar']);
-        expect(res.meta).toEqual({ page: 1, limit: 20, total: 5, pages: 1, locale: 'zh', q: '激光' });
+        expect(res.meta).toEqual({ page: 1, limit: 20, total: 5, pages: 1, locale: 'zh', q: '激光', words: ['激光'] });
         expect(slugs(await search({ q: '飞秒', locale: 'zh' }))).toEqual(['zh-femtosecond']);
         expect((await search({ q: '量子', locale: 'zh' })).data).toEqual([]);
       });
@@ -387,12 +395,58 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
       });
     });
 
+    describe('highlights (computed from the stored text: the same on every engine)', () => {
+      type Marked = { text: string; html: string; matches: { start: number; length: number; word: string }[] };
+      type Highlighted = Hit & { highlights?: { title: Marked; body: Marked } };
+      const words = (m: Marked) => m.matches.map((x) => [...m.text].slice(x.start, x.start + x.length).join(''));
+
+      it('marks the query words in the title and in a body excerpt around the match, escaped', async () => {
+        const res = await search({ q: 'yttrium rod' });
+        const hit = (res.data as Highlighted[])[0]!;
+        expect(hit.slug).toBe('yttrium-html');
+        const { title, body } = hit.highlights!;
+        expect(title).toEqual({
+          text: 'Yttrium <b>garnet</b> & "rods"',
+          html: '<mark>Yttrium</mark> &lt;b&gt;garnet&lt;/b&gt; &amp; &quot;<mark>rods</mark>&quot;',
+          matches: [
+            { start: 0, length: 7, word: 'yttrium' },
+            { start: 25, length: 4, word: 'rod' },
+          ],
+        });
+        expect(words(body)).toEqual(['yttrium', 'rods']);
+        expect(body.text).toContain("The yttrium rods & the 'hosts' grow slowly.");
+        expect(body.text).not.toContain('<script');
+        expect(body.text.startsWith('…') && body.text.endsWith('…')).toBe(true);
+        expect(body.text.length).toBeLessThanOrEqual(202);
+        expect(body.html).toContain('<mark>yttrium</mark> <mark>rods</mark> &amp; the &#39;hosts&#39;');
+        expect(body.html.replaceAll('<mark>', '').replaceAll('</mark>', '')).not.toMatch(/[<>"']/);
+      });
+
+      it('marks Chinese words and prefixes, and leaves highlights out with highlight=false', async () => {
+        const zh = (await search({ q: '激光', locale: 'zh' })).data as Highlighted[];
+        // The whole word the index holds is marked: 激光器 in 光纤激光器出口增长.
+        expect(Object.fromEntries(zh.map((hit) => [hit.slug, words(hit.highlights!.title)]))).toEqual({
+          'zh-fiber-laser': ['激光器'],
+          'zh-laser-cutting': ['激光'],
+          'zh-femtosecond': ['激光'],
+        });
+        const prefix = (await search({ q: 'galv' })).data as Highlighted[];
+        expect(prefix.map((h) => [h.slug, words(h.highlights!.title), words(h.highlights!.body)])).toEqual([
+          ['title-hit', ['Galvanometer'], []],
+          ['body-hit', [], ['galvanometer']],
+        ]);
+        const plain = (await search({ q: 'galv', highlight: 'false' })).data as Highlighted[];
+        expect(plain.map((h) => h.slug)).toEqual(['title-hit', 'body-hit']);
+        expect(plain.every((h) => h.highlights === undefined)).toBe(true);
+      });
+    });
+
     describe('meta', () => {
       it('echoes the trimmed q with page, limit, total, pages and locale', async () => {
         const res = await search({ q: '  Laser cutting  ' });
-        expect(res.meta).toEqual({ page: 1, limit: 20, total: 1, pages: 1, locale: 'en', q: 'Laser cutting' });
+        expect(res.meta).toEqual({ page: 1, limit: 20, total: 1, pages: 1, locale: 'en', q: 'Laser cutting', words: ['laser', 'cutting'] });
         const paged = await search({ q: 'cladding', page: 3, limit: 11 });
-        expect(paged.meta).toEqual({ page: 3, limit: 11, total: BULK, pages: Math.ceil(BULK / 11), locale: 'en', q: 'cladding' });
+        expect(paged.meta).toEqual({ page: 3, limit: 11, total: BULK, pages: Math.ceil(BULK / 11), locale: 'en', q: 'cladding', words: ['cladding'] });
       });
     });
   });

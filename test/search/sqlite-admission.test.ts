@@ -5,7 +5,7 @@ import { Admission } from '../../src/search/admission.js';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import type { SearchEngine, SearchQuery } from '../../src/search/engine.js';
 import { PooledSqliteEngine } from '../../src/search/pool/pooled-engine.js';
-import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
+import { DEFAULT_RANKED_OPTIONS, SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
 import { addKey, memoryLogger, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
@@ -251,7 +251,7 @@ describe('search_busy over HTTP and stopping a runaway search', () => {
   });
 
   it('stops a search at its budget by replacing its thread, and the pool keeps answering', async () => {
-    const engine = new PooledSqliteEngine(1, { databasePath: dbPath, busyTimeoutMs: 2_000, ranked: { cacheBytes: 1 << 20, rankAllMax: 5_000 }, nice: 0, logLevel: 'warn' }, memoryLogger().logger);
+    const engine = new PooledSqliteEngine(1, { databasePath: dbPath, busyTimeoutMs: 2_000, ranked: { ...DEFAULT_RANKED_OPTIONS, cacheBytes: 1 << 20, rankAllMax: 5_000 }, nice: 0, logLevel: 'warn' }, memoryLogger().logger);
     try {
       const session = api.store.session();
       const base = { locale: 'en' as const, section: undefined, activeSections: [], exposure: { rank: () => 0 }, page: 1, limit: 5, now: Date.parse(NOW), contentTag: 'x' };

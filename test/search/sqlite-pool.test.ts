@@ -1,3 +1,4 @@
+import { DEFAULT_RANKED_OPTIONS } from '../../src/search/sqlite-fts.js';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ import { REPO_ROOT } from '../support/worker.js';
 const setup = (databasePath: string) => ({
   databasePath,
   busyTimeoutMs: 2_000,
-  ranked: { cacheBytes: 1024 * 1024, rankAllMax: 5_000 },
+  ranked: { ...DEFAULT_RANKED_OPTIONS, cacheBytes: 1024 * 1024, rankAllMax: 5_000 },
   nice: 0,
   logLevel: 'warn',
 });

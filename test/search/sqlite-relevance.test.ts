@@ -24,9 +24,12 @@ const articles = [
 ];
 
 /** The same checks with every match ranked, and with only a bounded set ranked (common terms). */
-for (const [mode, rankAllMax] of [
-  ['every match ranked', 5_000],
-  ['common term: bounded ranking', 8],
+for (const [mode, rankAllMax, commonMin] of [
+  ['every match ranked', 5_000, 2_000],
+  ['common term: bounded ranking', 8, 2_000],
+  // Every word counts as common: scored from title and excerpt, never by the index.
+  ['common words scored from title and excerpt, every match ranked', 5_000, 1],
+  ['common words scored from title and excerpt, bounded ranking', 8, 1],
 ] as const) {
   describe(`relevance, ${mode}`, () => {
     const dir = tempDir('search-relevance-');
@@ -37,7 +40,7 @@ for (const [mode, rankAllMax] of [
     beforeAll(async () => {
       buildSnapshot(dbPath, { sections: [rawSection({ slug: 'energy', name: 'Energy', position: 1 })], articles });
       key = addKey(dbPath).key;
-      api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: new SqliteFtsEngine({ rankAllMax }) });
+      api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: new SqliteFtsEngine({ rankAllMax, commonMin }) });
     });
 
     afterAll(async () => {

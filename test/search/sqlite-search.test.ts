@@ -96,7 +96,7 @@ describe('ranking', () => {
   it('ranks a term in the title above the same term only in the body', async () => {
     const res = await search({ q: 'galvanometer' });
     expect(slugs(res)).toEqual(['title-hit', 'body-hit']);
-    expect(res.meta).toEqual({ page: 1, limit: 20, total: 2, pages: 1, locale: 'en', q: 'galvanometer' });
+    expect(res.meta).toEqual({ page: 1, limit: 20, total: 2, pages: 1, locale: 'en', q: 'galvanometer', words: ['galvanometer'] });
   });
 
   it('breaks ties by newest published_at', async () => {
@@ -144,7 +144,7 @@ describe('matching', () => {
 describe('totals and pages over more than 1000 matches', () => {
   it('counts every match exactly', async () => {
     const res = await search({ q: 'cladding', limit: 50 });
-    expect(res.meta).toEqual({ page: 1, limit: 50, total: BULK, pages: 24, locale: 'en', q: 'cladding' });
+    expect(res.meta).toEqual({ page: 1, limit: 50, total: BULK, pages: 24, locale: 'en', q: 'cladding', words: ['cladding'] });
     const odd = await search({ q: 'cladding', limit: 7, page: 172 });
     expect(odd.meta).toMatchObject({ total: BULK, pages: 172 });
     expect(odd.data).toHaveLength(BULK - 171 * 7);
@@ -268,7 +268,7 @@ describe('hostile and odd queries', () => {
   it.each(['!!', '??', '——', '...', '* *', '。。', '🔬🔬'])('answers punctuation-only %j with 200 and no results', async (q) => {
     const res = await search({ q });
     expect(res.data).toEqual([]);
-    expect(res.meta).toEqual({ page: 1, limit: 20, total: 0, pages: 0, locale: 'en', q });
+    expect(res.meta).toEqual({ page: 1, limit: 20, total: 0, pages: 0, locale: 'en', q, words: [] });
   });
 
   it('quotes every word it passes to FTS5, and has no query for a term without words', () => {

@@ -31,6 +31,13 @@ const again = await client.GET('/api/v1/articles/{slug}', {
 const search = await client.GET('/api/v1/search', { params: { query: { q: 'laser', limit: 5 } } });
 if (!search.data) throw new Error('search failed: ' + search.response.status);
 
+// Highlights are typed: the first hit's marked title words, read through their offsets.
+const hit = search.data.data[0];
+const title = hit?.highlights?.title;
+const marked: string[] = title ? title.matches.map((m) => [...title.text].slice(m.start, m.start + m.length).join('')) : [];
+const searched: string[] = search.data.meta.words;
+const plain = await client.GET('/api/v1/search', { params: { query: { q: 'laser', highlight: 'false' } } });
+
 const missing = await client.GET('/api/v1/articles/{slug}', { params: { path: { slug: 'no-such-story' } } });
 const code: string | undefined = missing.error?.error.code;
 
@@ -38,7 +45,7 @@ console.log(JSON.stringify({
   list: { status: list.response.status, slugs: list.data.data.map((a) => a.slug), pages, link: list.response.headers.get('Link') },
   detail: { status: detail.response.status, slug: detail.data.data.slug, bodyLength: body.length, etag },
   again: { status: again.response.status, data: again.data ?? null },
-  search: { status: search.response.status, q: search.data.meta.q, total: search.data.meta.total },
+  search: { status: search.response.status, q: search.data.meta.q, total: search.data.meta.total, words: searched, marked, bodyHtml: hit?.highlights?.body.html ?? null, plain: plain.data?.data.some((h) => h.highlights !== undefined) ?? null },
   missing: { status: missing.response.status, code },
 }));
 `;
@@ -53,6 +60,10 @@ export const MISTAKES = [
   `await client.GET('/api/v1/articles', { params: { query: { locale: 'fr' } } });`,
   // q is required on search.
   `await client.GET('/api/v1/search', { params: { query: { limit: 5 } } });`,
+  // highlight is "true" or "false", not a boolean.
+  `await client.GET('/api/v1/search', { params: { query: { q: 'laser', highlight: 'yes' } } });`,
+  // A highlight match has no "end": it has start and length.
+  `const r = await client.GET('/api/v1/search', { params: { query: { q: 'x1' } } }); console.log(r.data?.data[0]?.highlights?.title.matches[0]?.end);`,
   // The detail has no meta.
   `const r = await client.GET('/api/v1/articles/{slug}', { params: { path: { slug: 'x' } } }); console.log(r.data?.meta);`,
 ];

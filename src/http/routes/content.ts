@@ -13,7 +13,9 @@ import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '.
 import { searchQuery } from '../query-schemas.js';
 import { represent, sendRepresentation, type Representation, type ResponseCache } from '../representation.js';
 import { ROUTES } from '../routes-table.js';
-import { pageMeta, toArticle, toArticleDetail, toChange, toSection } from '../serializers.js';
+import { pageMeta, toArticle, toArticleDetail, toChange, toSearchHit, toSection } from '../serializers.js';
+import { normalizeQuery } from '../../search/normalize.js';
+import { queryWordsOf } from '../../search/highlight.js';
 
 export interface ContentDeps {
   store: SnapshotStore;
@@ -97,13 +99,18 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
       // The key checked by requireApiKey: admission control shares search out by key.
       const result = await searchArticles(store, view, engine, { ...q, now, keyId: contextOf(res).key?.id });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
-      return represent({ data: result.articles.map(toArticle), meta: { ...meta, q: q.q } }, { page: meta.page, pages: reachablePages(meta.pages, q.limit) });
+      const { words } = normalizeQuery(q.q);
+      const marked = q.highlight === 'true' ? queryWordsOf(words) : undefined;
+      return represent(
+        { data: result.articles.map((row) => toSearchHit(row, marked)), meta: { ...meta, q: q.q, words } },
+        { page: meta.page, pages: reachablePages(meta.pages, q.limit) },
+      );
     };
     // An external engine can change without the snapshot changing: only the embedded one's
     // results may be cached by the snapshot's content tag.
     const rep = engine.followsSnapshot
       ? await cache.rememberAsync(
-          `search|${q.locale}|${q.page}|${q.limit}|${view.contentTag(now)}|${JSON.stringify([q.section ?? null, q.q])}`,
+          `search|${q.locale}|${q.page}|${q.limit}|${q.highlight}|${view.contentTag(now)}|${JSON.stringify([q.section ?? null, q.q])}`,
           make,
         )
       : await make();

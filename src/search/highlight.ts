@@ -1,0 +1,271 @@
+import { wordParts } from './normalize.js';
+
+/*
+ * Where a search hit matched, computed from the stored text of the hit after the engine has
+ * returned its ids. Both engines go through here, so the same hit gives the same highlights on
+ * SQLite and on Meilisearch; and the rule is the embedded engine's own (the rule both engines are
+ * configured to follow): a query word matches a token of the text that starts with it, after
+ * the text is split into tokens as the index splits it (Chinese runs segmented by ICU into
+ * words, everything else on what is not a letter, digit or mark), case and diacritics folded.
+ * A Chinese query word indexed as several tokens matches those tokens in a row.
+ */
+
+/** One marked word: offsets in Unicode code points into `text`. */
+export interface HighlightMatch {
+  start: number;
+  length: number;
+  /** The normalised query word this occurrence matched (a whole word or its start). */
+  word: string;
+}
+
+export interface HighlightedText {
+  /** Plain text (no markup of ours; the body excerpt has its Markdown flattened and HTML tags removed). */
+  text: string;
+  /** `text` HTML-escaped, each match wrapped in `<mark>`…`</mark>`: safe to insert as HTML. */
+  html: string;
+  matches: HighlightMatch[];
+}
+
+export interface Highlights {
+  title: HighlightedText;
+  body: HighlightedText;
+}
+
+/** About how long a body excerpt is, in UTF-16 code units (Chinese: characters). */
+export const SNIPPET_LENGTH = 200;
+/** How much of the text before the first match the excerpt shows, when it can. */
+const LEAD = 40;
+const ELLIPSIS = '…';
+/** Matches looked at when choosing the excerpt: enough for any 200 characters. */
+const MAX_MATCHES = 400;
+
+const HAN = /\p{Script=Han}/u;
+// A Chinese run, or a run of token characters (letters, digits, marks, private use) outside one.
+const TOKEN = /(\p{Script=Han}+)|((?:(?!\p{Script=Han})[\p{L}\p{N}\p{M}\p{Co}])+)/gu;
+const WORD_CHAR = /[\p{L}\p{N}\p{M}\p{Co}]/u;
+const segmenter = new Intl.Segmenter('zh', { granularity: 'word' });
+
+/** What the index compares: lowercased, diacritics removed (FTS5 unicode61 remove_diacritics 2). */
+export function fold(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+}
+
+interface Token {
+  start: number;
+  end: number;
+  folded: string;
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * The tokens of `text`. A Chinese run holding none of `hanStarts` (the first characters of the
+ * query's Chinese words) cannot match and is not segmented: segmenting is most of the cost.
+ */
+function tokens(text: string, hanStarts?: ReadonlySet<string>): Token[] {
+  const out: Token[] = [];
+  for (const m of text.matchAll(TOKEN)) {
+    const at = m.index;
+    if (m[1] !== undefined) {
+      if (hanStarts && ![...hanStarts].some((c) => m[1]!.includes(c))) continue;
+      for (const s of segmenter.segment(m[1])) out.push({ start: at + s.index, end: at + s.index + s.segment.length, folded: s.segment });
+    } else {
+      out.push({ start: at, end: at + m[0].length, folded: ASCII.test(m[0]) ? m[0].toLowerCase() : fold(m[0]) });
+    }
+  }
+  return out;
+}
+
+/** A query word as the tokens it must match: all but the last exactly, the last as a prefix. */
+export interface QueryWord {
+  word: string;
+  parts: string[];
+}
+
+export function queryWordsOf(words: readonly string[]): QueryWord[] {
+  return words.map((word) => ({ word, parts: wordParts(word).map(fold) })).filter((w) => w.parts.length > 0);
+}
+
+interface Match {
+  start: number;
+  end: number;
+  word: number;
+}
+
+/** Every match of the query words in `text` (UTF-16 offsets), in text order, overlaps resolved to the first. */
+function findMatches(text: string, words: readonly QueryWord[], limit = Number.POSITIVE_INFINITY): Match[] {
+  const hanStarts = new Set(words.flatMap((w) => (HAN.test(w.parts[0]!.charAt(0)) ? [w.parts[0]!.charAt(0)] : [])));
+  const toks = tokens(text, hanStarts);
+  const out: Match[] = [];
+  for (let i = 0; i < toks.length && out.length < limit; i++) {
+    for (let w = 0; w < words.length; w++) {
+      const parts = words[w]!.parts;
+      const last = parts.length - 1;
+      if (i + last >= toks.length) continue;
+      let ok = true;
+      for (let p = 0; p < last && ok; p++) ok = toks[i + p]!.folded === parts[p];
+      if (!ok || !toks[i + last]!.folded.startsWith(parts[last]!)) continue;
+      out.push({ start: toks[i]!.start, end: toks[i + last]!.end, word: w });
+      i += last;
+      break;
+    }
+  }
+  return out;
+}
+
+// Markdown and HTML that a plain-text excerpt leaves out: tags and comments, images and link
+// targets (their text stays), heading, list and quote markers, emphasis and code marks.
+const MARKUP =
+  /<!--[\s\S]*?(?:-->|$)|<\/?[A-Za-z][^<>]*>|!?\[(?=[^[\]\n]*\]\()|\]\([^()\s]*(?:\s+"[^"]*")?\)|(?<=^|\n)[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?)|\*\*?|__|`+|(?<=^|\n)[ \t]*(?:[-*_][ \t]*){3,}(?=\n|$)/g;
+
+/**
+ * Plain text of a Markdown body, whitespace collapsed, with `from[i]`: the offset in `source`
+ * of each character of the text (so matches found in the source map onto it).
+ */
+export function flatten(source: string): { text: string; from: Int32Array } {
+  const drop = new Uint8Array(source.length + 1);
+  for (const m of source.matchAll(MARKUP)) drop.fill(1, m.index, m.index + m[0].length);
+  let text = '';
+  const from: number[] = [];
+  let space = true;
+  for (let i = 0; i < source.length; i++) {
+    if (drop[i]) {
+      // A tag between two words still separates them.
+      if (!space && source.charCodeAt(i) === 60 /* < */) {
+        text += ' ';
+        from.push(i);
+        space = true;
+      }
+      continue;
+    }
+    const c = source[i]!;
+    if (/\s/.test(c)) {
+      if (space) continue;
+      text += ' ';
+      from.push(i);
+      space = true;
+      continue;
+    }
+    text += c;
+    from.push(i);
+    space = false;
+  }
+  if (text.endsWith(' ')) {
+    text = text.slice(0, -1);
+    from.pop();
+  }
+  return { text, from: Int32Array.from(from) };
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+function codePoints(text: string, end: number): number {
+  let n = 0;
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    // The high half of a surrogate pair counts; the low half does not.
+    if (c < 0xdc00 || c > 0xdfff) n += 1;
+  }
+  return n;
+}
+
+function render(text: string, matches: Match[], words: readonly QueryWord[]): HighlightedText {
+  let html = '';
+  let at = 0;
+  const out: HighlightMatch[] = [];
+  let cp = 0;
+  let cpAt = 0;
+  for (const m of matches) {
+    html += escapeHtml(text.slice(at, m.start)) + '<mark>' + escapeHtml(text.slice(m.start, m.end)) + '</mark>';
+    cp += codePoints(text.slice(cpAt, m.start), m.start - cpAt);
+    const length = codePoints(text.slice(m.start, m.end), m.end - m.start);
+    out.push({ start: cp, length, word: words[m.word]!.word });
+    cp += length;
+    cpAt = m.end;
+    at = m.end;
+  }
+  html += escapeHtml(text.slice(at));
+  return { text, html, matches: out };
+}
+
+const isWordChar = (c: string | undefined) => c !== undefined && WORD_CHAR.test(c) && !HAN.test(c);
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/** The start of the excerpt: the match group's start less LEAD, moved forward onto a word's start. */
+function cutStart(text: string, at: number, limit: number): number {
+  let start = Math.max(0, at - LEAD);
+  if (start === 0) return 0;
+  // Inside a word (not Chinese: any character boundary there is a cut point): go to its end.
+  while (start < limit && isWordChar(text[start - 1]) && isWordChar(text[start])) start++;
+  while (start < limit && text[start] === ' ') start++;
+  if (isLowSurrogate(text.charCodeAt(start))) start++;
+  return start;
+}
+
+/** The end of the excerpt: at most `end`, moved back onto a word's end, never before `keep`. */
+function cutEnd(text: string, end: number, keep: number): number {
+  if (end >= text.length) return text.length;
+  let cut = end;
+  while (cut > keep && isWordChar(text[cut - 1]) && isWordChar(text[cut])) cut--;
+  while (cut > keep && text[cut - 1] === ' ') cut--;
+  if (isLowSurrogate(text.charCodeAt(cut))) cut--;
+  return cut;
+}
+
+/**
+ * The stretch of about SNIPPET_LENGTH characters holding the most distinct query words (then
+ * the most matches, then the earliest), as [start, end); the start of the text without matches.
+ */
+function bestWindow(text: string, matches: Match[]): [number, number] {
+  if (matches.length === 0) return [0, cutEnd(text, SNIPPET_LENGTH, 0)];
+  let best = 0;
+  let bestDistinct = 0;
+  let bestCount = 0;
+  for (let i = 0; i < matches.length; i++) {
+    const limit = matches[i]!.start + SNIPPET_LENGTH - LEAD;
+    const seen = new Set<number>();
+    let count = 0;
+    for (let j = i; j < matches.length && matches[j]!.end <= limit; j++) {
+      seen.add(matches[j]!.word);
+      count++;
+    }
+    if (seen.size > bestDistinct || (seen.size === bestDistinct && count > bestCount)) {
+      best = i;
+      bestDistinct = seen.size;
+      bestCount = count;
+    }
+  }
+  const first = matches[best]!;
+  let start = cutStart(text, first.start, first.start);
+  // Near the end of the text, show more of what comes before instead of a short excerpt.
+  if (text.length - start < SNIPPET_LENGTH) start = cutStart(text, Math.max(0, text.length - SNIPPET_LENGTH) + LEAD, first.start);
+  return [start, cutEnd(text, start + SNIPPET_LENGTH, first.end)];
+}
+
+/** Highlights of the title (whole) and of the best excerpt of the body, for the query words. */
+export function highlight(article: { title: string; body: string }, words: readonly QueryWord[]): Highlights {
+  const title = render(article.title, findMatches(article.title, words), words);
+
+  const { text, from } = flatten(article.body);
+  // Source offsets onto text offsets: a match whose characters were all kept maps exactly.
+  const to = new Int32Array(article.body.length + 1).fill(-1);
+  from.forEach((source, i) => (to[source] = i));
+  const matches: Match[] = [];
+  for (const m of findMatches(article.body, words, MAX_MATCHES)) {
+    const start = to[m.start]!;
+    const last = to[m.end - 1]!;
+    if (start >= 0 && last >= start) matches.push({ start, end: last + 1, word: m.word });
+  }
+  const [start, end] = bestWindow(text, matches);
+  const lead = start > 0 ? ELLIPSIS : '';
+  const tail = end < text.length ? ELLIPSIS : '';
+  const shown = matches
+    .filter((m) => m.start >= start && m.end <= end)
+    .map((m) => ({ ...m, start: m.start - start + lead.length, end: m.end - start + lead.length }));
+  const body = render(lead + text.slice(start, end) + tail, shown, words);
+  return { title, body };
+}
+
