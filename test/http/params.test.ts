@@ -253,6 +253,6 @@ describe('q', () => {
   it('is trimmed, and echoed trimmed in meta.q', async () => {
     const res = await get(`/api/v1/search?q=${encodeURIComponent('   Laser  ')}`);
     expect(res.status).toBe(200);
-    expect(res.body.meta).toEqual({ page: 1, limit: 20, total: 7, pages: 1, locale: 'en', q: 'Laser' });
+    expect(res.body.meta).toEqual({ page: 1, limit: 20, total: 7, pages: 1, locale: 'en', q: 'Laser', words: ['laser'] });
   });
 });

@@ -52,8 +52,15 @@ describe(`exit paths on Node ${process.versions.node}`, () => {
     const keyOut = await runCli(['create', '--partner', 'Exit', '--create', '--json'], keysPath, { DATABASE_PATH: dbPath });
     const { key } = JSON.parse(keyOut.stdout) as { key: string };
     const api = await spawnApi({ DATABASE_PATH: dbPath, KEYS_DATABASE_PATH: keysPath, SEARCH_WORKERS: '2' });
-    for (const q of ['fiber', 'laser', 'fib']) {
-      const res = await fetch(`${api.url}/api/v1/search?q=${q}`, { headers: { 'X-API-Key': key } });
+    // A search before the threads have built their views is refused fast (503 search_busy):
+    // wait for the first answer, then each thread has served.
+    await waitFor(async () => (await fetch(`${api.url}/api/v1/search?q=fiber`, { headers: { 'X-API-Key': key } })).status === 200, {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      what: 'a first search answered',
+    });
+    for (const q of ['laser', 'fib', 'fibre laser']) {
+      const res = await fetch(`${api.url}/api/v1/search?q=${encodeURIComponent(q)}`, { headers: { 'X-API-Key': key } });
       expect(res.status).toBe(200);
     }
     api.child.kill('SIGTERM');

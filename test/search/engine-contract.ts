@@ -429,6 +429,8 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
           'zh-fiber-laser': ['激光器'],
           'zh-laser-cutting': ['激光'],
           'zh-femtosecond': ['激光'],
+          'zh-5g': ['激光器'],
+          'zh-lidar': ['激光'],
         });
         const prefix = (await search({ q: 'galv' })).data as Highlighted[];
         expect(prefix.map((h) => [h.slug, words(h.highlights!.title), words(h.highlights!.body)])).toEqual([
