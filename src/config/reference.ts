@@ -88,7 +88,7 @@ export const MEANINGS: Record<string, Meaning> = {
   },
   PUBLIC_BASE_URL: {
     meaning:
-      'The address partners use (`https://api.example.com`, or a path such as `/syndication`), given as `servers` in the OpenAPI document. `/` means "wherever the document was fetched from". Only the document uses it: the docs page and `Link` targets are built on the API\'s own paths (`/docs`, `/api/v1/...`), so a proxy in front must keep the path (a proxy that strips a `/syndication` prefix breaks them).',
+      'The address partners use (`https://api.example.com`, or a path such as `/syndication`), given as `servers` in the OpenAPI document. Its path also prefixes `Link` targets, and requests are routed with or without it, so the same setting works behind a proxy that keeps the prefix and one that strips it (see operations.md, behind a reverse proxy). `/` means "wherever the document was fetched from".',
   },
   HTTP_HEADERS_TIMEOUT_MS: {
     meaning:
@@ -105,7 +105,10 @@ export const MEANINGS: Record<string, Meaning> = {
     meaning:
       '`on`: repeated cacheable reads are answered from the response cache without entering Express; `off`: Express answers every request, with the same answers (CI runs the HTTP suites both ways). See docs/architecture.md.',
   },
-  HTTP_MAX_CONNECTIONS: { meaning: 'Open connections per API process; Node closes any beyond it at once.' },
+  HTTP_MAX_CONNECTIONS: {
+    meaning:
+      'Open connections per API process. At the cap a new connection takes the place of the longest-idle keep-alive connection, then of the oldest one that has not sent a whole request; it is refused only when every connection has a request under way. Per-client limits belong in a proxy in front.',
+  },
   RATE_LIMIT_PER_MINUTE: {
     meaning:
       'Default request rate of each partner key (a key\'s own rate, set by the editors, wins). `0`: no limit for keys without their own rate. `600` is a sensible production value. See [Rate limits](partners.md#rate-limits).',
