@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { createApp } from './app.js';
 import type { ApiConfig } from './config/api.js';
-import { KeysStore } from './db/keys-store.js';
-import { SnapshotStore } from './db/snapshot-store.js';
-import { drainable } from './http/drain.js';
-import { createApiServer } from './http/server-limits.js';
+import { KeysStore } from './db/keys/keys-store.js';
+import { SnapshotStore } from './db/snapshot/snapshot-store.js';
+import { drainable } from './http/server/drain.js';
+import { createApiServer } from './http/server/server-limits.js';
 import { createLogger, endLogOutput } from './logger.js';
 import { ApiMetrics } from './observability/api-metrics.js';
 import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from './observability/registry.js';

@@ -1,28 +1,28 @@
 import express from 'express';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Catalog } from './content/catalog.js';
-import type { KeysStore } from './db/keys-store.js';
-import type { SnapshotStore } from './db/snapshot-store.js';
-import { requireApiKey, type KeyCheckDeps } from './http/api-key.js';
-import { errorHandler, onlyReads, unknownPath } from './http/error-handler.js';
-import { basePathOf, stripBasePath } from './http/base-path.js';
-import { createFastPath } from './http/fast-path.js';
-import { RateLimiter, type RateLimitSettings } from './http/rate-limit.js';
-import { ResponseCache } from './http/representation.js';
-import { leadingHeaders, setHeaders } from './http/response-head.js';
-import { securityHeaderList } from './http/security-headers.js';
-import { requestLog, type ResponseHook } from './http/request-log.js';
+import type { KeysStore } from './db/keys/keys-store.js';
+import type { SnapshotStore } from './db/snapshot/snapshot-store.js';
+import { requireApiKey, type KeyCheckDeps } from './http/pipeline/api-key.js';
+import { errorHandler, onlyReads, unknownPath } from './http/pipeline/error-handler.js';
+import { basePathOf, stripBasePath } from './http/pipeline/base-path.js';
+import { createFastPath } from './http/fast/fast-path.js';
+import { RateLimiter, type RateLimitSettings } from './http/pipeline/rate-limit.js';
+import { ResponseCache } from './http/fast/representation.js';
+import { leadingHeaders, setHeaders } from './http/fast/response-head.js';
+import { securityHeaderList } from './http/server/security-headers.js';
+import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
 import { contentRoutes } from './http/routes/content.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
-import { clientAddressResolver, compileTrust, type TrustProxy } from './http/client-address.js';
-import { metricSources } from './http/metric-sources.js';
+import { clientAddressResolver, compileTrust, type TrustProxy } from './http/server/client-address.js';
+import { metricSources } from './http/routes/metric-sources.js';
 import { KeyVerifier } from './keys/verifier.js';
 import type { ApiMetrics } from './observability/api-metrics.js';
 import type { Logger } from './logger.js';
 import type { SearchEngine } from './search/engine.js';
 import { LOCALES } from './locale.js';
-import { systemClock, type Clock } from './time.js';
+import { systemClock, type Clock } from './lib/time.js';
 
 export interface AppDeps {
   store: SnapshotStore;
@@ -53,7 +53,7 @@ export interface AppDeps {
   snapshotMaxAgeSeconds: number;
   /** Express's `trust proxy` value (TRUST_PROXY); the request log uses the same rules. */
   trustProxy: TrustProxy;
-  /** FAST_PATH: false sends every request through Express (src/http/fast-path.ts); on by default. */
+  /** FAST_PATH: false sends every request through Express (src/http/fast/fast-path.ts); on by default. */
   fastPath?: boolean;
 }
 
@@ -66,15 +66,15 @@ export type App = RequestListener & {
    * missing or a locale not synced yet: the store logs the first, a request answers either.
    */
   warm(): void;
-  /** Registers on the server carrying the app what the fast path needs of it (src/http/server-limits.ts calls it). */
+  /** Registers on the server carrying the app what the fast path needs of it (src/http/server/server-limits.ts calls it). */
   attach(server: Server): void;
 };
 
 /**
  * Builds the API as a request listener; never listens (src/server.ts does, tests pass it to
  * their own server). Every request gets its context and log line first, then is answered from
- * the response cache when it can be (src/http/fast-path.ts), else by Express; both send the
- * request id and the security headers first (src/http/response-head.ts).
+ * the response cache when it can be (src/http/fast/fast-path.ts), else by Express; both send the
+ * request id and the security headers first (src/http/fast/response-head.ts).
  */
 export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
@@ -87,7 +87,7 @@ export function createApp(deps: AppDeps): App {
 
   const app = express();
   app.disable('x-powered-by');
-  // Validators are computed once per cached body (src/http/representation.ts), not by Express.
+  // Validators are computed once per cached body (src/http/fast/representation.ts), not by Express.
   app.set('etag', false);
   app.set('trust proxy', compileTrust(deps.trustProxy));
   app.use(onlyReads);
@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps): App {
   const basePath = basePathOf(deps.publicBaseUrl);
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     // Behind a proxy that keeps PUBLIC_BASE_URL's path, requests are routed without it
-    // (src/http/base-path.ts); the request log and metrics see the path as routed.
+    // (src/http/pipeline/base-path.ts); the request log and metrics see the path as routed.
     if (basePath !== '' && req.url !== undefined) req.url = stripBasePath(req.url, basePath);
     const context = begin(req, res);
     context.basePath = basePath;

@@ -2,7 +2,7 @@ import { statusOf, type ErrorCode } from './error-catalogue.js';
 
 /**
  * Errors carry a machine-readable code and an HTTP status, but no HTTP objects: they can be
- * thrown from any layer, and one error handler (src/http/error-handler.ts) maps them to
+ * thrown from any layer, and one error handler (src/http/pipeline/error-handler.ts) maps them to
  * responses. The code is one of the catalogue's (src/error-catalogue.ts), which gives its
  * status. `message` is written for the partner's or operator's eyes: never a stack, SQL or a
  * path.

@@ -1,5 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
-import { TurnBatch } from './log-batch.js';
+import { TurnBatch } from './lib/log-batch.js';
 
 export type { Logger } from 'pino';
 
@@ -64,7 +64,7 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /**
    * Write stdout once per turn of the event loop (the API, one line per request; see
-   * src/log-batch.ts). Processes that log little (the worker, the CLI) write each line at once.
+   * src/lib/log-batch.ts). Processes that log little (the worker, the CLI) write each line at once.
    */
   batched?: boolean;
 }
@@ -106,7 +106,7 @@ export function createLogger(options: LoggerOptions): Logger {
 
 /**
  * Writes every line the logger still holds, then calls back: the API's graceful stop, before
- * it exits (src/log-batch.ts). Other outputs are flushed and the callback runs at once.
+ * it exits (src/lib/log-batch.ts). Other outputs are flushed and the callback runs at once.
  */
 export function endLogOutput(logger: Logger, callback: () => void): void {
   const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { runApiProcess } from './api-process.js';
 import { runClusterPrimary } from './cluster-primary.js';
 import { loadApiConfig } from './config/api.js';
-import { runMain } from './main-guard.js';
+import { runMain } from './lib/main-guard.js';
 
 // The API's entry point: one process, or with WEB_CONCURRENCY > 1 a primary and its workers.
 runMain(async () => {

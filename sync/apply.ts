@@ -1,6 +1,6 @@
-import { writeTransaction, type Db } from '../src/db/connection.js';
-import { ensureFeed, pruneFeedDeletes, recordFeedChanges, setFeedPending } from '../src/db/feed-write.js';
-import type { SectionRecord } from '../src/db/records.js';
+import { writeTransaction, type Db } from '../src/db/sqlite/connection.js';
+import { ensureFeed, pruneFeedDeletes, recordFeedChanges, setFeedPending } from '../src/db/snapshot/feed-write.js';
+import type { SectionRecord } from '../src/db/snapshot/records.js';
 import {
   articleIdsInSection,
   articleSlugsInSections,
@@ -9,10 +9,10 @@ import {
   removeArticlesNotIn,
   replaceSections,
   upsertArticle,
-} from '../src/db/snapshot-write.js';
+} from '../src/db/snapshot/snapshot-write.js';
 import type { Locale } from '../src/locale.js';
-import { formatUtcSeconds } from '../src/time.js';
-import { indexArticle, reindexArticles, unindexArticle } from '../src/search/sqlite-index.js';
+import { formatUtcSeconds } from '../src/lib/time.js';
+import { indexArticle, reindexArticles, unindexArticle } from '../src/search/sqlite/sqlite-index.js';
 import { STAGING_TABLE, type Staging } from './staging.js';
 
 export interface LocaleInput {

@@ -1,14 +1,14 @@
 import { Command, CommanderError } from 'commander';
 import { loadWorkerConfig, requireCms, type WorkerConfig } from '../src/config/worker.js';
-import { openWriter, type Db } from '../src/db/connection.js';
-import { getWorkerState, recentRuns, setWorkerState } from '../src/db/sync-runs.js';
+import { openWriter, type Db } from '../src/db/sqlite/connection.js';
+import { getWorkerState, recentRuns, setWorkerState } from '../src/db/snapshot/sync-runs.js';
 import { UsageError } from '../src/errors.js';
 import { createLogger, type Logger } from '../src/logger.js';
-import { runMain } from '../src/main-guard.js';
+import { runMain } from '../src/lib/main-guard.js';
 import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from '../src/observability/registry.js';
 import { WorkerMetrics } from '../src/observability/worker-metrics.js';
 import { createSearchIndexer } from '../src/search/create-engine.js';
-import { formatUtcSeconds, systemClock } from '../src/time.js';
+import { formatUtcSeconds, systemClock } from '../src/lib/time.js';
 import { createHttpCmsAdapter } from './cms/http-adapter.js';
 import { createCmsHttpClient } from './cms/http-client.js';
 import { runSync, type SyncDeps, type SyncKind } from './run-sync.js';

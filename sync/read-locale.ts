@@ -1,6 +1,6 @@
 import type { Locale } from '../src/locale.js';
 import type { Logger } from '../src/logger.js';
-import { formatUtcSeconds, type Clock } from '../src/time.js';
+import { formatUtcSeconds, type Clock } from '../src/lib/time.js';
 import type { LocaleInput } from './apply.js';
 import type { CmsAdapter } from './cms/types.js';
 import { anyCandidateListed, changedDuringListing, stageListing } from './listing.js';

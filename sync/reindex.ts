@@ -1,6 +1,6 @@
-import { writeTransaction, type Db } from '../src/db/connection.js';
-import { markAllChanged } from '../src/db/snapshot-write.js';
-import { rebuildIndex } from '../src/search/sqlite-index.js';
+import { writeTransaction, type Db } from '../src/db/sqlite/connection.js';
+import { markAllChanged } from '../src/db/snapshot/snapshot-write.js';
+import { rebuildIndex } from '../src/search/sqlite/sqlite-index.js';
 
 /**
  * Rebuilds the embedded full-text index from the articles table, in one transaction: after a

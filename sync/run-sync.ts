@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import { writeTransaction, type Db } from '../src/db/connection.js';
-import { setFeedPending } from '../src/db/feed-write.js';
-import { snapshotStates } from '../src/db/content.js';
-import { truncateWal } from '../src/db/wal.js';
+import { writeTransaction, type Db } from '../src/db/sqlite/connection.js';
+import { setFeedPending } from '../src/db/snapshot/feed-write.js';
+import { snapshotStates } from '../src/db/snapshot/content.js';
+import { truncateWal } from '../src/db/sqlite/wal.js';
 import {
   closeAbandonedRuns,
   finishRun,
@@ -11,11 +11,11 @@ import {
   setWorkerState,
   startRun,
   type SyncRunCounts,
-} from '../src/db/sync-runs.js';
+} from '../src/db/snapshot/sync-runs.js';
 import { LOCALES, type Locale } from '../src/locale.js';
 import type { Logger } from '../src/logger.js';
 import type { SearchIndexer } from '../src/search/indexer.js';
-import { formatUtcSeconds, parseIsoToMs, type Clock } from '../src/time.js';
+import { formatUtcSeconds, parseIsoToMs, type Clock } from '../src/lib/time.js';
 import { applyStaged, type LocaleInput, type LocaleOutcome } from './apply.js';
 import type { CmsAdapter } from './cms/types.js';
 import { readLocale } from './read-locale.js';

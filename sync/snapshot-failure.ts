@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { accessSync, constants, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { NotASnapshotError, SnapshotMissingError, SnapshotNewerError } from '../src/db/connection.js';
+import { NotASnapshotError, SnapshotMissingError, SnapshotNewerError } from '../src/db/sqlite/connection.js';
 import { UsageError } from '../src/errors.js';
 
 /*

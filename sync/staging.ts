@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import type { Db } from '../src/db/connection.js';
-import type { ArticleRecord } from '../src/db/records.js';
-import { storedHash } from '../src/db/snapshot-write.js';
+import type { Db } from '../src/db/sqlite/connection.js';
+import type { ArticleRecord } from '../src/db/snapshot/records.js';
+import { storedHash } from '../src/db/snapshot/snapshot-write.js';
 import type { Locale } from '../src/locale.js';
-import { indexText, type IndexText } from '../src/search/sqlite-index.js';
+import { indexText, type IndexText } from '../src/search/sqlite/sqlite-index.js';
 
 /** What the apply step will do with a staged CMS record. */
 export type StagedKind = 'upsert' | 'keep' | 'remove';

@@ -1,4 +1,4 @@
-import type { SyncRunRow } from '../src/db/schema.js';
+import type { SyncRunRow } from '../src/db/snapshot/schema.js';
 
 /** `npm run sync -- --status`: the last runs, newest first, as a table for people. */
 export function formatRuns(runs: SyncRunRow[]): string[] {

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../src/logger.js';
-import type { Clock } from '../src/time.js';
+import type { Clock } from '../src/lib/time.js';
 
 /*
  * The CMS's webhook: `POST /hooks/cms`, signed, triggers an incremental sync at once. The

@@ -1,15 +1,15 @@
 import { Command, CommanderError } from 'commander';
 import { existsSync } from 'node:fs';
 import { loadCliConfig, type CliConfig } from '../config/cli.js';
-import { KeysDatabaseMissingError } from '../db/keys-connection.js';
+import { KeysDatabaseMissingError } from '../db/keys/keys-connection.js';
 import { UsageError } from '../errors.js';
 import { backupDatabase, restoreKeys } from '../keys/backup.js';
 import { parseDuration } from '../keys/duration.js';
 import { appendRevocation } from '../keys/revocation-log.js';
 import { createKey, listKeys, parseRate, revokeKey, rotateKey, setKeyRate, validPartnerName } from '../keys/manage.js';
 import { openKeys, type OpenedKeys } from '../keys/open.js';
-import { runMain } from '../main-guard.js';
-import { systemClock } from '../time.js';
+import { runMain } from '../lib/main-guard.js';
+import { systemClock } from '../lib/time.js';
 import { keysDatabaseFailure } from './keys-failure.js';
 import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines } from './keys-output.js';
 

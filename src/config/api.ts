@@ -6,7 +6,7 @@ import { cacheBudget, searchConfig, searchRuntime, searchRuntimeConfig, type Sea
 
 /* The API's configuration (npm start). */
 
-/** The API's HTTP server limits (src/http/server-limits.ts). */
+/** The API's HTTP server limits (src/http/server/server-limits.ts). */
 export interface ServerLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -41,7 +41,7 @@ function serverLimitsConfig(v: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_T
   });
 }
 
-// on: repeated cacheable reads are answered without entering Express (src/http/fast-path.ts);
+// on: repeated cacheable reads are answered without entering Express (src/http/fast/fast-path.ts);
 // off: Express answers every request, the same answers (the HTTP suites run both ways).
 const fastPath = {
   FAST_PATH: optional(z.enum(['on', 'off'], { error: 'must be on or off' })).default('on'),

@@ -8,7 +8,7 @@ import { workerSchema } from './worker.js';
  * The configuration reference (docs/configuration.md) is generated from the schemas above:
  * which variables exist, which process reads each and its default come from them; only the
  * meaning is written here, beside them. `npm run docs:config` rewrites the file, and
- * test/unit/config-reference.test.ts fails when a variable has no meaning here, when the file
+ * test/unit/config/config-reference.test.ts fails when a variable has no meaning here, when the file
  * is stale, or when .env.example lacks a variable (or lists one no schema reads).
  */
 

@@ -72,9 +72,9 @@ export interface SearchRuntimeConfig {
   keySharePercent: number;
   /** Up to this many exposed matches, every match is ranked by relevance; past it, see docs/search.md. */
   rankAllMax: number;
-  /** A word in at least this many articles is common: not scored by the index (see src/search/sqlite-rank.ts). */
+  /** A word in at least this many articles is common: not scored by the index (see src/search/sqlite/sqlite-rank.ts). */
   commonMin: number;
-  /** Bytes of per-word id lists each search thread keeps (src/search/term-sets.ts). */
+  /** Bytes of per-word id lists each search thread keeps (src/search/sqlite/term-sets.ts). */
   termBytesPerWorker: number;
   /** Niceness of the search threads: lists and /health keep the CPU when searches compete. */
   workerNice: number;

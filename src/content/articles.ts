@@ -3,10 +3,10 @@ import {
   exposedArticlesByIds,
   type ArticleWithSection,
   type SectionListRow,
-} from '../db/content.js';
-import type { StoreSession } from '../db/snapshot-store.js';
+} from '../db/snapshot/content.js';
+import type { StoreSession } from '../db/snapshot/snapshot-store.js';
 import type { Locale } from '../locale.js';
-import { formatUtcSeconds } from '../time.js';
+import { formatUtcSeconds } from '../lib/time.js';
 import { ArticleRemovedError, NotFoundError } from '../errors.js';
 import { wasRemoved } from './feed.js';
 import type { LocaleView } from './locale-view.js';

@@ -1,11 +1,11 @@
-import { consistentRead, snapshotStates } from '../db/content.js';
-import { LocaleVersions } from '../db/locale-versions.js';
-import type { StoreSession } from '../db/snapshot-store.js';
+import { consistentRead, snapshotStates } from '../db/snapshot/content.js';
+import { LocaleVersions } from '../db/snapshot/locale-versions.js';
+import type { StoreSession } from '../db/snapshot/snapshot-store.js';
 import type { Locale } from '../locale.js';
 import { LocaleView } from './locale-view.js';
 
 /**
- * Keeps one LocaleView per locale and notices new content (src/db/locale-versions.ts): a view
+ * Keeps one LocaleView per locale and notices new content (src/db/snapshot/locale-versions.ts): a view
  * is rebuilt only when its locale's content version moved.
  */
 export class Catalog {

@@ -1,7 +1,7 @@
-import type { ArticleWithSection } from '../db/content.js';
-import { consistentRead } from '../db/content.js';
-import { feedEntriesAfter, feedHead, feedState, isRemoved, type FeedPosition, type FeedStateView } from '../db/feed.js';
-import type { StoreSession } from '../db/snapshot-store.js';
+import type { ArticleWithSection } from '../db/snapshot/content.js';
+import { consistentRead } from '../db/snapshot/content.js';
+import { feedEntriesAfter, feedHead, feedState, isRemoved, type FeedPosition, type FeedStateView } from '../db/snapshot/feed.js';
+import type { StoreSession } from '../db/snapshot/snapshot-store.js';
 import { InvalidCursorError, ServiceUnavailableError } from '../errors.js';
 import type { Locale } from '../locale.js';
 

@@ -1,9 +1,9 @@
-import type { Db } from '../db/connection.js';
-import { activeSections, exposureOrdering, type SectionListRow } from '../db/content.js';
-import type { SnapshotStateRow } from '../db/schema.js';
+import type { Db } from '../db/sqlite/connection.js';
+import { activeSections, exposureOrdering, type SectionListRow } from '../db/snapshot/content.js';
+import type { SnapshotStateRow } from '../db/snapshot/schema.js';
 import type { Locale } from '../locale.js';
 import type { ExposureIndex } from '../search/engine.js';
-import { parseIsoToMs } from '../time.js';
+import { parseIsoToMs } from '../lib/time.js';
 import { Ordering } from './ordering.js';
 
 const EMPTY = new Ordering([], []);

@@ -1,4 +1,4 @@
-import { snapshotReplaced, type SnapshotStore } from '../db/snapshot-store.js';
+import { snapshotReplaced, type SnapshotStore } from '../db/snapshot/snapshot-store.js';
 import type { SearchEngine } from '../search/engine.js';
 import type { Locale } from '../locale.js';
 import { hydrate, type ArticlePage } from './articles.js';

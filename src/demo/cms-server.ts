@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isLocale, type Locale } from '../locale.js';
-import { parseIsoToMs } from '../time.js';
+import { parseIsoToMs } from '../lib/time.js';
 import type { CmsStore, RawArticle, RawSection } from './cms-store.js';
 
 export interface ArticlesPageQuery {

@@ -1,5 +1,5 @@
 import { isLocale, type Locale } from '../locale.js';
-import { parseIsoToMs } from '../time.js';
+import { parseIsoToMs } from '../lib/time.js';
 
 /** Records exactly as the CMS contract sends them (snake_case; see docs/specs/cms-contract.md). */
 export interface RawImage {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCALES } from '../locale.js';
-import { projectRoot } from '../paths.js';
-import { formatUtcSeconds } from '../time.js';
+import { projectRoot } from '../lib/paths.js';
+import { formatUtcSeconds } from '../lib/time.js';
 import { CmsStore, type RawArticle, type RawSection } from './cms-store.js';
 
 interface SampleFile {

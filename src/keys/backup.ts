@@ -1,9 +1,9 @@
-import { backupDatabase, restoreDatabase, type BackupResult } from '../db/backup.js';
+import { backupDatabase, restoreDatabase, type BackupResult } from '../db/sqlite/backup.js';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { assertKeysDatabase, KEYS_MIGRATIONS, NotAKeysDatabaseError } from '../db/keys-connection.js';
-import { applyRevocations, keyHashesOf, readKeysOf, type LiveKey } from '../db/keys.js';
-import { migrate } from '../db/migrate.js';
+import { assertKeysDatabase, KEYS_MIGRATIONS, NotAKeysDatabaseError } from '../db/keys/keys-connection.js';
+import { applyRevocations, keyHashesOf, readKeysOf, type LiveKey } from '../db/keys/keys.js';
+import { migrate } from '../db/sqlite/migrate.js';
 import { readRevocationLog, revocationLogPath } from './revocation-log.js';
 
 export { backupDatabase, type BackupResult };

@@ -1,9 +1,9 @@
 import type { Revocation } from './revocation-log.js';
-import { getKey, insertKey, insertReplacement, listKeyRows, markKeyRevoked, updateKey } from '../db/keys.js';
-import type { KeysDb } from '../db/keys-connection.js';
-import type { KeyRow } from '../db/keys-schema.js';
+import { getKey, insertKey, insertReplacement, listKeyRows, markKeyRevoked, updateKey } from '../db/keys/keys.js';
+import type { KeysDb } from '../db/keys/keys-connection.js';
+import type { KeyRow } from '../db/keys/keys-schema.js';
 import { UsageError } from '../errors.js';
-import { formatUtcSeconds, type Clock } from '../time.js';
+import { formatUtcSeconds, type Clock } from '../lib/time.js';
 import { displayPrefix, generateKey, hashKey } from './format.js';
 import { validPartnerName } from './partner-name.js';
 

@@ -1,5 +1,5 @@
-import { importSnapshotKeys, type ImportResult } from '../db/keys.js';
-import { openKeysWriter, type KeysDb } from '../db/keys-connection.js';
+import { importSnapshotKeys, type ImportResult } from '../db/keys/keys.js';
+import { openKeysWriter, type KeysDb } from '../db/keys/keys-connection.js';
 
 export type { ImportResult };
 

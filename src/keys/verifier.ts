@@ -1,7 +1,7 @@
-import { keyRecords } from '../db/keys.js';
-import type { KeysSession } from '../db/keys-store.js';
+import { keyRecords } from '../db/keys/keys.js';
+import type { KeysSession } from '../db/keys/keys-store.js';
 import { ApiKeyError, type ApiKeyErrorCode } from '../errors.js';
-import { systemClock, type Clock } from '../time.js';
+import { systemClock, type Clock } from '../lib/time.js';
 import { hashKey, isWellFormedKey } from './format.js';
 
 interface KnownKey {

@@ -46,11 +46,11 @@ export interface ApiMetricSources {
   searchUp(): Promise<boolean>;
 }
 
-/** What the request log knows of a finished request (src/http/context.ts), as metrics need it. */
+/** What the request log knows of a finished request (src/http/pipeline/context.ts), as metrics need it. */
 export interface FinishedRequest {
   readonly startedAt: number;
   /**
-   * The request's route (src/http/routes-table.ts), matched once: its name is the `route`
+   * The request's route (src/http/routes/routes-table.ts), matched once: its name is the `route`
    * label, a small fixed set, never the raw path (slugs would explode the series).
    */
   readonly route: { readonly name: string } | undefined;

@@ -1,4 +1,4 @@
-import { snapshotReplaced, type StoreSession } from '../db/snapshot-store.js';
+import { snapshotReplaced, type StoreSession } from '../db/snapshot/snapshot-store.js';
 import { Admission, type AdmissionLimits } from './admission.js';
 import type { EngineHealth, SearchEngine, SearchPage, SearchQuery } from './engine.js';
 

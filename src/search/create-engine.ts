@@ -8,8 +8,8 @@ import { createMeiliClient } from './meilisearch/client.js';
 import { MeilisearchEngine } from './meilisearch/engine.js';
 import { MeilisearchIndexer } from './meilisearch/indexer.js';
 import { loadMeiliIndexConfig } from './meilisearch/settings.js';
-import { PooledSqliteEngine } from './pool/pooled-engine.js';
-import { SqliteFtsEngine } from './sqlite-fts.js';
+import { PooledSqliteEngine } from './sqlite/pool/pooled-engine.js';
+import { SqliteFtsEngine } from './sqlite/sqlite-fts.js';
 
 /** The bare search engine as configured, run on the calling thread (tests, tools). */
 export function createSearchEngine(config: SearchConfig, logger: Logger): SearchEngine {

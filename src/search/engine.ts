@@ -1,4 +1,4 @@
-import type { StoreSession } from '../db/snapshot-store.js';
+import type { StoreSession } from '../db/snapshot/snapshot-store.js';
 import type { Locale } from '../locale.js';
 
 /** Where the snapshot exposes articles right now: what the embedded engine filters and orders by. */

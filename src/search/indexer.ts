@@ -1,4 +1,4 @@
-import type { Db } from '../db/connection.js';
+import type { Db } from '../db/sqlite/connection.js';
 import type { Locale } from '../locale.js';
 
 /** What changed in one locale of the snapshot, by article row id. */

@@ -1,5 +1,5 @@
 import type { Logger } from '../../src/logger.js';
-import type { Clock } from '../../src/time.js';
+import type { Clock } from '../../src/lib/time.js';
 import { CmsError, type CmsErrorKind } from './errors.js';
 
 export interface CmsHttpClientOptions {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Locale } from '../../src/locale.js';
-import { checkPublicUrl } from '../../src/safe-url.js';
-import { normalizeIso } from '../../src/time.js';
+import { checkPublicUrl } from '../../src/lib/safe-url.js';
+import { normalizeIso } from '../../src/lib/time.js';
 import type { ArticleRecord, RejectedRecord, SectionRecord } from './types.js';
 
 /**
@@ -48,7 +48,7 @@ const timestamp = z
   });
 // The article's own address: partners link back to it, so an article without a safe one is
 // rejected (skipped, with the reason in the run's log) rather than served without a link.
-// What is stored is the URL as a browser resolves it (src/safe-url.ts).
+// What is stored is the URL as a browser resolves it (src/lib/safe-url.ts).
 const httpUrl = z
   .string()
   .max(FIELD_LIMITS.url)

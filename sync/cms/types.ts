@@ -1,7 +1,7 @@
 import type { Locale } from '../../src/locale.js';
 
-export type { ArticleRecord, ImageRecord, SectionRecord } from '../../src/db/records.js';
-import type { ArticleRecord, SectionRecord } from '../../src/db/records.js';
+export type { ArticleRecord, ImageRecord, SectionRecord } from '../../src/db/snapshot/records.js';
+import type { ArticleRecord, SectionRecord } from '../../src/db/snapshot/records.js';
 
 /**
  * A record the adapter could not accept; `cmsId` is null when even the id was unreadable, and

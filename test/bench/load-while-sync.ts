@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { startCmsServer } from '../../src/demo/cms-server.js';
 import { CmsStore } from '../../src/demo/cms-store.js';
-import { fileSizes } from '../../src/db/wal.js';
+import { fileSizes } from '../../src/db/sqlite/wal.js';
 import { LOCALES } from '../../src/locale.js';
-import { formatUtcSeconds } from '../../src/time.js';
+import { formatUtcSeconds } from '../../src/lib/time.js';
 import { CORPUS_TERMS, corpusSections, generateCorpus } from '../support/cms-fixtures.js';
 import { dist, exited, freePort, startNode, stop, waitForHttp } from './processes.js';
 

@@ -1,7 +1,7 @@
 import { startCmsServer } from '../../src/demo/cms-server.js';
 import { CmsStore } from '../../src/demo/cms-store.js';
 import { LOCALES } from '../../src/locale.js';
-import { formatUtcSeconds } from '../../src/time.js';
+import { formatUtcSeconds } from '../../src/lib/time.js';
 import { corpusSections, generateCorpus } from '../support/cms-fixtures.js';
 import { exited, startNode, watchPeakMemory } from './processes.js';
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backupDatabase } from '../../src/db/backup.js';
+import { backupDatabase } from '../../src/db/sqlite/backup.js';
 import { displayPrefix, hashKey } from '../../src/keys/format.js';
 import { createKey } from '../../src/keys/manage.js';
 import { withKeys } from '../support/api.js';

@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeysStore } from '../../src/db/keys-store.js';
+import { KeysStore } from '../../src/db/keys/keys-store.js';
 import { displayPrefix, generateKey, hashKey } from '../../src/keys/format.js';
 import { KeyVerifier } from '../../src/keys/verifier.js';
-import { formatUtcSeconds } from '../../src/time.js';
+import { formatUtcSeconds } from '../../src/lib/time.js';
 import { expectError } from '../http/contract-helpers.js';
 import { memoryLogger, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
@@ -363,7 +363,7 @@ describe('last-used time', () => {
 describe('partner names (no disguised or garbled names)', () => {
   const env = setup();
 
-  // Every character class is covered by test/unit/partner-name.test.ts; these go through the process.
+  // Every character class is covered by test/unit/keys/partner-name.test.ts; these go through the process.
   it.each([
     ['a right-to-left override', 'Acme\u202EaideM', 'U+202E'],
     ['isolates', '\u2066Acme\u2069', 'U+2066'],

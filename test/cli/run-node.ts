@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 /** The built entry points; `npm test` runs tsc first, so they match the sources. */
 export const CLI_PATH = fileURLToPath(new URL('../../dist/src/cli/keys.js', import.meta.url));
 export const SERVER_PATH = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url));
-export const CONNECTION_MODULE_PATH = fileURLToPath(new URL('../../dist/src/db/connection.js', import.meta.url));
+export const CONNECTION_MODULE_PATH = fileURLToPath(new URL('../../dist/src/db/sqlite/connection.js', import.meta.url));
 
 export interface RunResult {
   /** null when the process was killed (see `timedOut`). */

@@ -1,15 +1,15 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
-import { openKeysWriter } from '../../src/db/keys-connection.js';
+import { openKeysWriter } from '../../src/db/keys/keys-connection.js';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NotASnapshotError, openReader, openWriter, SchemaOutdatedError, SnapshotMissingError } from '../../src/db/connection.js';
-import { migrate, migrations } from '../../src/db/migrate.js';
+import { NotASnapshotError, openReader, openWriter, SchemaOutdatedError, SnapshotMissingError } from '../../src/db/sqlite/connection.js';
+import { migrate, migrations } from '../../src/db/sqlite/migrate.js';
 import { CONNECTION_MODULE_PATH, runNode } from '../cli/run-node.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 
 const journal = JSON.parse(
-  readFileSync(fileURLToPath(new URL('../../src/db/migrations/meta/_journal.json', import.meta.url)), 'utf8'),
+  readFileSync(fileURLToPath(new URL('../../src/db/snapshot/migrations/meta/_journal.json', import.meta.url)), 'utf8'),
 ) as { entries: { tag: string; when: number }[] };
 
 const TABLES = ['sections', 'articles', 'api_keys', 'snapshot_state', 'sync_runs', 'articles_fts'];

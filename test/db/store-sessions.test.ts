@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { KeysStore } from '../../src/db/keys-store.js';
-import { SnapshotStore } from '../../src/db/snapshot-store.js';
+import { KeysStore } from '../../src/db/keys/keys-store.js';
+import { SnapshotStore } from '../../src/db/snapshot/snapshot-store.js';
 import { revokeKey } from '../../src/keys/manage.js';
 import { addKey, keysPathFor, memoryLogger, withKeys } from '../support/api.js';
 import { rawArticle } from '../support/cms-fixtures.js';

@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { openWriter, type Db } from '../../src/db/connection.js';
-import { fileSizes, truncateWal, WAL_SIZE_LIMIT_BYTES } from '../../src/db/wal.js';
+import { openWriter, type Db } from '../../src/db/sqlite/connection.js';
+import { fileSizes, truncateWal, WAL_SIZE_LIMIT_BYTES } from '../../src/db/sqlite/wal.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms } from '../support/test-cms.js';
+import { startTestCms } from '../fakes/test-cms.js';
 import { startWorker } from '../support/worker.js';
 
 const dir = tempDir();

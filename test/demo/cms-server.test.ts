@@ -3,7 +3,7 @@ import { startCmsServer, type CmsServerHandle } from '../../src/demo/cms-server.
 import { CmsStore } from '../../src/demo/cms-store.js';
 import { parseArticle } from '../../sync/cms/schemas.js';
 import { CORPUS_TERMS, generateCorpus, rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { startTestCms } from '../support/test-cms.js';
+import { startTestCms } from '../fakes/test-cms.js';
 
 const TOKEN = 'demo-token';
 let server: CmsServerHandle;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoDatabase } from '../../src/demo/demo-files.js';
 import { watchChild, type WatchedChild } from '../support/child-output.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/lib/paths.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 
 /*

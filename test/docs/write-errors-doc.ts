@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CATALOGUE, ERROR_CODES, type ErrorScope, type OperationId } from '../../src/error-catalogue.js';
-import { OPERATIONS } from '../../src/http/openapi-operations.js';
+import { OPERATIONS } from '../../src/http/contract/openapi-operations.js';
 
 /*
  * Writes docs/errors.md, the partners' table of error codes, from the error catalogue

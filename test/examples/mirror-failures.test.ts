@@ -4,12 +4,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { watchChild, type WatchedChild } from '../support/child-output.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/lib/paths.js';
 import { article, section, startFeedHarness, type FeedHarness } from '../support/feed-harness.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 
 /*
- * The mirror example (src/examples/mirror.ts) given bad options or an API that is down, run
+ * The mirror example (docs/examples/mirror.ts) given bad options or an API that is down, run
  * as a partner runs it: a child process, against a real API on loopback (or a loopback
  * server in front of it that fails first). Every problem is one line; a poller with --every
  * outlives an API that is away and catches up once it is back.
@@ -44,7 +44,7 @@ interface Run extends WatchedChild {
 }
 
 function runMirror(args: string[]): Run {
-  const child = spawn(process.execPath, [join(projectRoot(), 'dist/src/examples/mirror.js'), ...args], {
+  const child = spawn(process.execPath, [join(projectRoot(), 'dist/docs/examples/mirror.js'), ...args], {
     env: { PATH: process.env.PATH ?? '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/lib/paths.js';
 import { article, section, startFeedHarness, type FeedHarness } from '../support/feed-harness.js';
 
 /*
- * The partners' guide's mirror example (docs/partners.md, src/examples/mirror.ts), run as a partner would run it, as a
+ * The partners' guide's mirror example (docs/partners.md, docs/examples/mirror.ts), run as a partner would run it, as a
  * child process against a real API over a snapshot synced from the test CMS.
  */
 
@@ -32,7 +32,7 @@ afterAll(async () => {
 function runMirror(): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(
     process.execPath,
-    [join(projectRoot(), 'dist/src/examples/mirror.js'), '--api', h.api.url, '--key-file', keyFile, '--locale', 'en', '--state', statePath],
+    [join(projectRoot(), 'dist/docs/examples/mirror.js'), '--api', h.api.url, '--key-file', keyFile, '--locale', 'en', '--state', statePath],
     { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';

@@ -4,7 +4,7 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, statSync, write
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, runWorker, workerEnv } from '../support/worker.js';
 
 /*

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorSchema } from '../../src/http/response-schemas.js';
+import { errorSchema } from '../../src/http/contract/response-schemas.js';
 import { revokeKey } from '../../src/keys/manage.js';
 import { addKey, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArticlesBody } from '../../src/demo/cms-server.js';
-import { checkPublicUrl } from '../../src/safe-url.js';
+import { checkPublicUrl } from '../../src/lib/safe-url.js';
 import { FIELD_LIMITS, parseArticle } from '../../sync/cms/schemas.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { dumpSnapshot, query, startWorker, type TestWorker } from '../support/worker.js';
 import { fuzzRuns, fuzzSeed } from './requests.js';
 

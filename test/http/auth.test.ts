@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openKeysWriter } from '../../src/db/keys-connection.js';
+import { openKeysWriter } from '../../src/db/keys/keys-connection.js';
 import { generateKey } from '../../src/keys/format.js';
 import { createKey, revokeKey } from '../../src/keys/manage.js';
 import { addKey, keysPathFor, startApi, testClock, withKeys, type TestApi } from '../support/api.js';

@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
-import { setFeedPending } from '../../src/db/feed-write.js';
-import { changeListSchema, errorSchema } from '../../src/http/response-schemas.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
+import { setFeedPending } from '../../src/db/snapshot/feed-write.js';
+import { changeListSchema, errorSchema } from '../../src/http/contract/response-schemas.js';
 import { article, Mirror, section, startFeedHarness, type FeedHarness } from '../support/feed-harness.js';
 import { query } from '../support/worker.js';
 import { keysPathFor, startApi } from '../support/api.js';
-import { formatUtcSeconds } from '../../src/time.js';
+import { formatUtcSeconds } from '../../src/lib/time.js';
 
 let h: FeedHarness;
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
-import { healthSchema } from '../../src/http/response-schemas.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
+import { healthSchema } from '../../src/http/contract/response-schemas.js';
 import type { EngineHealth } from '../../src/search/engine.js';
-import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
+import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

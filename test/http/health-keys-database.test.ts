@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { healthSchema, type Health } from '../../src/http/response-schemas.js';
+import { healthSchema, type Health } from '../../src/http/contract/response-schemas.js';
 import { addKey, keysPathFor, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

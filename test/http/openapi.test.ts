@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { categoriesQuery, detailQuery, listQuery, searchQuery } from '../../src/http/query-schemas.js';
+import { categoriesQuery, detailQuery, listQuery, searchQuery } from '../../src/http/contract/query-schemas.js';
 import {
   articleListSchema,
   articleResponseSchema,
@@ -8,7 +8,7 @@ import {
   healthSchema,
   searchResultsSchema,
   sectionListSchema,
-} from '../../src/http/response-schemas.js';
+} from '../../src/http/contract/response-schemas.js';
 import { LOCALES } from '../../src/locale.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reachablePages } from '../../src/content/search.js';
-import { linkHeader } from '../../src/http/page-links.js';
+import { linkHeader } from '../../src/http/contract/page-links.js';
 import type { SearchEngine } from '../../src/search/engine.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';

@@ -1,13 +1,13 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TurnEnds } from '../../src/http/turn-ends.js';
+import { TurnEnds } from '../../src/http/fast/turn-ends.js';
 import { addKey, startApi, testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 
 /*
- * The fast path's answers leave together at the end of the turn (src/http/turn-ends.ts): on
+ * The fast path's answers leave together at the end of the turn (src/http/fast/turn-ends.ts): on
  * a real node:http server, a response handed to end() is ended when the turn ends, in the
  * order answered, or at once by flush(); a client gone meanwhile costs nothing.
  */

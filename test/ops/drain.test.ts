@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { drainable } from '../../src/http/drain.js';
+import { drainable } from '../../src/http/server/drain.js';
 import { keepAliveClient } from '../support/keep-alive-client.js';
 
 /*

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
 import { revokeKey } from '../../src/keys/manage.js';
 import { addKey, withKeys } from '../support/api.js';
 import { killApis, spawnApi, type ApiProcess } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { scrape } from '../support/prometheus.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, parsedLogs, spawnWorker, syncRuns, waitFor, workerEnv } from '../support/worker.js';
 
 /*

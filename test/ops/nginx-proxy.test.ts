@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basePathOf, stripBasePath } from '../../src/http/base-path.js';
+import { basePathOf, stripBasePath } from '../../src/http/pipeline/base-path.js';
 import { revokeKey } from '../../src/keys/manage.js';
 import { addKey, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';

@@ -7,7 +7,7 @@ import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { parseExposition } from '../support/prometheus.js';
 import { ensurePromtool, promtool } from '../support/promtool.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, parsedLogs, REPO_ROOT, spawnWorker, syncRuns, waitFor, workerEnv } from '../support/worker.js';
 
 /*

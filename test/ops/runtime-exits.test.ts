@@ -3,7 +3,7 @@ import { runCli } from '../cli/run-node.js';
 import { killApis, spawnApi } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, runWorker, spawnWorker, syncRuns, waitFor, workerEnv } from '../support/worker.js';
 
 /*

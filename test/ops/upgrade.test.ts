@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../src/db/migrate.js';
+import { migrations } from '../../src/db/sqlite/migrate.js';
 import { displayPrefix, generateKey, hashKey } from '../../src/keys/format.js';
 import { runCli } from '../cli/run-node.js';
 import { killApis, spawnApi } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, query, runWorker, workerEnv } from '../support/worker.js';
 
 /*

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/content/catalog.js';
 import { MAX_SEARCH_DEPTH, searchArticles } from '../../src/content/search.js';
-import { SnapshotStore } from '../../src/db/snapshot-store.js';
+import { SnapshotStore } from '../../src/db/snapshot/snapshot-store.js';
 import type { SearchEngine } from '../../src/search/engine.js';
-import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
+import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import { memoryLogger } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { startFakeMeilisearch, type FakeMeilisearch } from '../support/fake-meilisearch.js';
+import { startFakeMeilisearch, type FakeMeilisearch } from '../fakes/fake-meilisearch.js';
 import { meiliFixture, type MeiliFixture } from '../support/meili-fixture.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 

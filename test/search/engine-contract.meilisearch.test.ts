@@ -1,4 +1,4 @@
-import { startFakeMeilisearch } from '../support/fake-meilisearch.js';
+import { startFakeMeilisearch } from '../fakes/fake-meilisearch.js';
 import { meiliEngineSetup } from '../support/meili-fixture.js';
 import { searchContract } from './engine-contract.js';
 

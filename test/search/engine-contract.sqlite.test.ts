@@ -1,4 +1,4 @@
-import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
+import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import { startApi } from '../support/api.js';
 import { searchContract } from './engine-contract.js';
 

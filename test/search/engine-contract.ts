@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { searchResultsSchema } from '../../src/http/response-schemas.js';
-import { openWriter } from '../../src/db/connection.js';
+import { searchResultsSchema } from '../../src/http/contract/response-schemas.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
 import { addKey, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import type { EngineSetup } from '../support/meili-fixture.js';

@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addKey, memoryLogger, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { startFakeMeilisearch, type FakeMeilisearch, type RequestLogEntry } from '../support/fake-meilisearch.js';
+import { startFakeMeilisearch, type FakeMeilisearch, type RequestLogEntry } from '../fakes/fake-meilisearch.js';
 import { meiliFixture, type MeiliFixture } from '../support/meili-fixture.js';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { deepStrict, expectError, isoPlus, MINUTE } from '../http/contract-helpers.js';
-import { healthSchema } from '../../src/http/response-schemas.js';
+import { healthSchema } from '../../src/http/contract/response-schemas.js';
 
 /*
  * What the API's Meilisearch engine sends and how it fails, against the fake driven by the

@@ -2,16 +2,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RawArticle } from '../../src/demo/cms-store.js';
-import { getWorkerState, setWorkerState } from '../../src/db/sync-runs.js';
+import { getWorkerState, setWorkerState } from '../../src/db/snapshot/sync-runs.js';
 import type { Locale } from '../../src/locale.js';
 import { BODY_FIELDS } from '../../src/search/meilisearch/documents.js';
 import type { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
 import { testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { startFakeMeilisearch, type FakeMeilisearch, type RequestLogEntry } from '../support/fake-meilisearch.js';
+import { startFakeMeilisearch, type FakeMeilisearch, type RequestLogEntry } from '../fakes/fake-meilisearch.js';
 import { meiliFixture, testIndexConfig, type MeiliFixture } from '../support/meili-fixture.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { query, REPO_ROOT, startWorker, type TestWorker } from '../support/worker.js';
 
 /*

@@ -1,19 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { getWorkerState } from '../../src/db/sync-runs.js';
+import { getWorkerState } from '../../src/db/snapshot/sync-runs.js';
 import type { Locale } from '../../src/locale.js';
 import { documentBatches } from '../../src/search/meilisearch/batches.js';
 import { bodyParts } from '../../src/search/meilisearch/documents.js';
-import { tokenize } from '../support/fake-meilisearch/tokenize.js';
+import { tokenize } from '../fakes/meilisearch/tokenize.js';
 import { meiliQueryText } from '../../src/search/meilisearch/query.js';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import type { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
 import { readUnsynced } from '../../src/search/meilisearch/unsynced.js';
 import { addKey, memoryLogger, startApi, testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { startFakeMeilisearch, type FakeMeilisearch, type FakeMeilisearchOptions, type RequestLogEntry } from '../support/fake-meilisearch.js';
+import { startFakeMeilisearch, type FakeMeilisearch, type FakeMeilisearchOptions, type RequestLogEntry } from '../fakes/fake-meilisearch.js';
 import { meiliFixture, testIndexConfig, type MeiliFixture } from '../support/meili-fixture.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { query, startWorker, type TestWorker } from '../support/worker.js';
 
 /*

@@ -1,6 +1,6 @@
 import { renameSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { StoreSession } from '../../src/db/snapshot-store.js';
+import type { StoreSession } from '../../src/db/snapshot/snapshot-store.js';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import type { SearchEngine, SearchQuery } from '../../src/search/engine.js';
 import { addKey, keysPathFor, startApi, testClock } from '../support/api.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoreSession } from '../../src/db/snapshot-store.js';
+import type { StoreSession } from '../../src/db/snapshot/snapshot-store.js';
 import { AppError, SearchBusyError } from '../../src/errors.js';
 import { Admission } from '../../src/search/admission.js';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import type { SearchEngine, SearchQuery } from '../../src/search/engine.js';
-import { PooledSqliteEngine } from '../../src/search/pool/pooled-engine.js';
-import { DEFAULT_RANKED_OPTIONS, SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
+import { PooledSqliteEngine } from '../../src/search/sqlite/pool/pooled-engine.js';
+import { DEFAULT_RANKED_OPTIONS, SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import { addKey, memoryLogger, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

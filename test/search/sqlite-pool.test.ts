@@ -1,17 +1,17 @@
-import { DEFAULT_RANKED_OPTIONS } from '../../src/search/sqlite-fts.js';
+import { DEFAULT_RANKED_OPTIONS } from '../../src/search/sqlite/sqlite-fts.js';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import type { Worker } from 'node:worker_threads';
-import type { StoreSession } from '../../src/db/snapshot-store.js';
+import type { StoreSession } from '../../src/db/snapshot/snapshot-store.js';
 import { ServiceUnavailableError } from '../../src/errors.js';
 import type { SearchQuery } from '../../src/search/engine.js';
-import { PooledSqliteEngine } from '../../src/search/pool/pooled-engine.js';
+import { PooledSqliteEngine } from '../../src/search/sqlite/pool/pooled-engine.js';
 import { memoryLogger, startApi, addKey, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { openWriter } from '../../src/db/connection.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
 import { searchContract } from './engine-contract.js';
 import { REPO_ROOT } from '../support/worker.js';
 
@@ -153,7 +153,7 @@ describe('search threads started ahead of the first search', () => {
 
   it('started threads do not keep the process alive: a process that is done exits', () => {
     const script = [
-      `const { WorkerPool } = await import(${JSON.stringify(pathToFileURL(`${REPO_ROOT}dist/src/search/pool/worker-pool.js`).href)});`,
+      `const { WorkerPool } = await import(${JSON.stringify(pathToFileURL(`${REPO_ROOT}dist/src/search/sqlite/pool/worker-pool.js`).href)});`,
       `const { createLogger } = await import(${JSON.stringify(pathToFileURL(`${REPO_ROOT}dist/src/logger.js`).href)});`,
       `new WorkerPool(2, ${JSON.stringify(setup(dbPath))}, createLogger({ level: 'warn' })).start();`,
     ].join('\n');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeQuery } from '../../src/search/normalize.js';
-import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
+import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

@@ -5,16 +5,16 @@ import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
 import { DEFAULT_SERVER_LIMITS, defaultAppSettings, fastPathEnabled, type ServerLimits } from '../../src/config/api.js';
-import { createApiServer } from '../../src/http/server-limits.js';
-import type { ResponseCache } from '../../src/http/representation.js';
-import { openKeysWriter, type KeysDb } from '../../src/db/keys-connection.js';
-import { KeysStore } from '../../src/db/keys-store.js';
-import { SnapshotStore } from '../../src/db/snapshot-store.js';
+import { createApiServer } from '../../src/http/server/server-limits.js';
+import type { ResponseCache } from '../../src/http/fast/representation.js';
+import { openKeysWriter, type KeysDb } from '../../src/db/keys/keys-connection.js';
+import { KeysStore } from '../../src/db/keys/keys-store.js';
+import { SnapshotStore } from '../../src/db/snapshot/snapshot-store.js';
 import { createKey, type KeyOptions } from '../../src/keys/manage.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { SearchEngine } from '../../src/search/engine.js';
-import { SqliteFtsEngine } from '../../src/search/sqlite-fts.js';
-import type { Clock } from '../../src/time.js';
+import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
+import type { Clock } from '../../src/lib/time.js';
 
 /** A pino logger whose lines are kept in memory, to assert on what gets logged. */
 export function memoryLogger(level = 'info'): { logger: Logger; lines: string[] } {
@@ -77,7 +77,7 @@ export async function startApi(options: {
   onResponse?: AppDeps['onResponse'];
   serverLimits?: Partial<ServerLimits>;
   /**
-   * The fast path (src/http/fast-path.ts): FAST_PATH of the test's environment by default, so
+   * The fast path (src/http/fast/fast-path.ts): FAST_PATH of the test's environment by default, so
    * that `npm run test:http:no-fast-path` sends every request through Express; tests of the
    * fast path itself set it.
    */

@@ -1,10 +1,10 @@
 import type { Locale } from '../../src/locale.js';
 import type { RawArticle, RawSection } from '../../src/demo/cms-store.js';
-import { formatUtcSeconds } from '../../src/time.js';
+import { formatUtcSeconds } from '../../src/lib/time.js';
 import type { SyncKind, SyncSummary } from '../../sync/run-sync.js';
 import { addKey, startApi, testClock, type TestApi } from './api.js';
 import { tempDir } from './snapshot-fixture.js';
-import { startTestCms, type TestCms } from './test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { startWorker, type TestWorker } from './worker.js';
 
 /*

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Meilisearch } from 'meilisearch';
-import { openWriter } from '../../src/db/connection.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
 import { LOCALES, type Locale } from '../../src/locale.js';
 import type { Logger } from '../../src/logger.js';
 import { createMeiliClient, indexUid } from '../../src/search/meilisearch/client.js';
@@ -8,7 +8,7 @@ import { MeilisearchEngine } from '../../src/search/meilisearch/engine.js';
 import { MeilisearchIndexer } from '../../src/search/meilisearch/indexer.js';
 import { loadMeiliIndexConfig, type MeiliIndexConfig } from '../../src/search/meilisearch/settings.js';
 import { markUnsynced } from '../../src/search/meilisearch/unsynced.js';
-import type { Clock } from '../../src/time.js';
+import type { Clock } from '../../src/lib/time.js';
 import { memoryLogger, startApi, type TestApi } from './api.js';
 
 /*

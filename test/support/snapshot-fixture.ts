@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openWriter, type Db } from '../../src/db/connection.js';
+import { openWriter, type Db } from '../../src/db/sqlite/connection.js';
 import type { RawArticle, RawSection } from '../../src/demo/cms-store.js';
 import { LOCALES, type Locale } from '../../src/locale.js';
-import { formatUtcSeconds } from '../../src/time.js';
+import { formatUtcSeconds } from '../../src/lib/time.js';
 import { applyStaged } from '../../sync/apply.js';
 import { parseArticle, parseSection } from '../../sync/cms/schemas.js';
 import { Staging } from '../../sync/staging.js';

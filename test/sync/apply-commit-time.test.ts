@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
-import { formatUtcSeconds } from '../../src/time.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
+import { formatUtcSeconds } from '../../src/lib/time.js';
 import { applyStaged } from '../../sync/apply.js';
 import { parseArticle, parseSection } from '../../sync/cms/schemas.js';
 import { Staging } from '../../sync/staging.js';

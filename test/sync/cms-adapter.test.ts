@@ -6,7 +6,7 @@ import { createCmsHttpClient } from '../../sync/cms/http-client.js';
 import { parseArticle } from '../../sync/cms/schemas.js';
 import type { CmsAdapter } from '../../sync/cms/types.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 
 let cms: TestCms;
 let adapter: CmsAdapter;

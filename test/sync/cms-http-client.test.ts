@@ -7,7 +7,7 @@ import { CmsStore } from '../../src/demo/cms-store.js';
 import { CmsError } from '../../sync/cms/errors.js';
 import { createCmsHttpClient, parseRetryAfter, type CmsHttpClientOptions } from '../../sync/cms/http-client.js';
 import { rawArticle } from '../support/cms-fixtures.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 
 const PAGE = '/articles?locale=en&page=1&per_page=10';
 const TOKEN = 'sekret-cms-token-4711';

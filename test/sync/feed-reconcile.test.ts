@@ -4,7 +4,7 @@ import { addKey } from '../support/api.js';
 import { killApis, spawnApi, type ApiProcess } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, query, runWorker, workerEnv } from '../support/worker.js';
 
 /*

@@ -3,7 +3,7 @@ import type { RawArticle } from '../../src/demo/cms-store.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { dumpSnapshot, ftsMatch, query, startWorker, type TestWorker } from '../support/worker.js';
 
 const NOW = '2026-11-01T12:00:00Z';

@@ -3,7 +3,7 @@ import type { ArticlesBody } from '../../src/demo/cms-server.js';
 import { testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { query, startWorker, type TestWorker } from '../support/worker.js';
 
 /*

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
 import { addKey, startApi, testClock } from '../support/api.js';
 import { corpusSections, CORPUS_TERMS, generateCorpus } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { dumpSnapshot, killWorkers, query, runWorker, startWorker, syncRuns, workerEnv, type TestWorker } from '../support/worker.js';
 
 const NOW = '2026-11-01T12:00:00Z';

@@ -5,7 +5,7 @@ import type { Locale } from '../../src/locale.js';
 import { testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { parsedLogs, query, startWorker, type TestWorker } from '../support/worker.js';
 
 /*

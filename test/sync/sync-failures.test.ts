@@ -5,7 +5,7 @@ import type { SyncSummary } from '../../sync/run-sync.js';
 import { addKey, testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { dumpSnapshot, parsedLogs, query, startWorker, syncRuns, type SnapshotDump, type TestWorker } from '../support/worker.js';
 
 const T0 = '2026-11-01T12:00:00Z';

@@ -4,7 +4,7 @@ import { createKey, revokeKey } from '../../src/keys/manage.js';
 import { addKey, keysPathFor, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { corpusSections, generateCorpus } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import {
   dumpSnapshot,
   killWorkers,

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/connection.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, runWorker, startWorker, syncRuns, workerEnv, type TestWorker } from '../support/worker.js';
 
 const T0 = '2026-11-01T12:00:00Z';

@@ -3,7 +3,7 @@ import { signWebhook } from '../../sync/webhook.js';
 import { corpusSections } from '../support/cms-fixtures.js';
 import { article } from '../support/feed-harness.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, query, runWorker, spawnWorker, syncRuns, waitFor, workerEnv, type WorkerProcess } from '../support/worker.js';
 
 /*

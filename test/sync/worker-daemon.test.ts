@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { dumpSnapshot, killWorkers, parsedLogs, spawnWorker, startWorker, syncRuns, waitFor, workerEnv } from '../support/worker.js';
 
 /*

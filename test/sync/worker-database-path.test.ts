@@ -2,12 +2,12 @@ import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { migrations } from '../../src/db/migrate.js';
+import { migrations } from '../../src/db/sqlite/migrate.js';
 import { expectOneLineFailure } from '../cli/keys-helpers.js';
 import { runCli, type RunResult } from '../cli/run-node.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, query, runWorker, syncRuns, workerEnv } from '../support/worker.js';
 
 /*

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../sync/webhook.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { startTestCms, type TestCms } from '../support/test-cms.js';
+import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, query, runWorker, spawnWorker, syncRuns, waitFor, workerEnv, type WorkerProcess } from '../support/worker.js';
 
 /*

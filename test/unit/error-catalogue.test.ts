@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, OPERATION_IDS, type ErrorCode } from '../../src/error-catalogue.js';
 import { AppError, InvalidParameterError, SearchBusyError } from '../../src/errors.js';
-import { OPERATIONS } from '../../src/http/openapi-operations.js';
+import { OPERATIONS } from '../../src/http/contract/openapi-operations.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 

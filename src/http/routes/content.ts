@@ -3,17 +3,17 @@ import { getArticleOrFail, listArticles, listSections } from '../../content/arti
 import { readChanges } from '../../content/feed.js';
 import type { Catalog } from '../../content/catalog.js';
 import { reachablePages, searchArticles } from '../../content/search.js';
-import type { SnapshotStore } from '../../db/snapshot-store.js';
+import type { SnapshotStore } from '../../db/snapshot/snapshot-store.js';
 import type { SearchEngine } from '../../search/engine.js';
-import type { Clock } from '../../time.js';
-import { sessionOf } from '../api-key.js';
-import { contextOf } from '../context.js';
-import { parseQuery } from '../parse-query.js';
-import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '../cacheable.js';
-import { searchQuery } from '../query-schemas.js';
-import { represent, sendRepresentation, type Representation, type ResponseCache } from '../representation.js';
-import { ROUTES } from '../routes-table.js';
-import { pageMeta, toArticle, toArticleDetail, toChange, toSearchHit, toSection } from '../serializers.js';
+import type { Clock } from '../../lib/time.js';
+import { sessionOf } from '../pipeline/api-key.js';
+import { contextOf } from '../pipeline/context.js';
+import { parseQuery } from '../pipeline/parse-query.js';
+import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '../fast/cacheable.js';
+import { searchQuery } from '../contract/query-schemas.js';
+import { represent, sendRepresentation, type Representation, type ResponseCache } from '../fast/representation.js';
+import { ROUTES } from './routes-table.js';
+import { pageMeta, toArticle, toArticleDetail, toChange, toSearchHit, toSection } from '../contract/serializers.js';
 import { normalizeQuery } from '../../search/normalize.js';
 import { queryWordsOf } from '../../search/highlight.js';
 

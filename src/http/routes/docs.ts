@@ -3,14 +3,14 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Router, type Response } from 'express';
-import { projectRoot } from '../../paths.js';
-import { notModified } from '../conditional.js';
-import { ROUTES } from '../routes-table.js';
+import { projectRoot } from '../../lib/paths.js';
+import { notModified } from '../fast/conditional.js';
+import { ROUTES } from './routes-table.js';
 
 /*
  * GET /docs: the API reference for humans, Swagger UI rendering /api/v1/openapi.json, with a
  * short "getting started" above it. Every file comes from this server (swagger-ui-dist from
- * node_modules, our page from src/http/docs-page/): no CDN, which partners' or our networks
+ * node_modules, our page from src/http/routes/docs-page/): no CDN, which partners' or our networks
  * may block. No key needed, like the document itself.
  */
 
@@ -33,7 +33,7 @@ const DOCS_CSP = [
 ].join('; ');
 
 const swaggerDir = () => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-const pageDir = () => join(projectRoot(), 'src', 'http', 'docs-page');
+const pageDir = () => join(projectRoot(), 'src', 'http', 'routes', 'docs-page');
 
 /** The files the page may load, by the name it uses: nothing else of either folder is served. */
 const FILES: Record<string, { dir: () => string; type: string }> = {

@@ -1,15 +1,15 @@
 import { Router, type Response } from 'express';
-import { feedStats } from '../../db/feed.js';
-import type { KeysStore } from '../../db/keys-store.js';
-import type { SnapshotStore } from '../../db/snapshot-store.js';
+import { feedStats } from '../../db/snapshot/feed.js';
+import type { KeysStore } from '../../db/keys/keys-store.js';
+import type { SnapshotStore } from '../../db/snapshot/snapshot-store.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
-import { formatUtcSeconds, type Clock } from '../../time.js';
-import { buildOpenApiDocument } from '../openapi.js';
-import { represent, sendRepresentation } from '../representation.js';
-import type { Health } from '../response-schemas.js';
-import { ROUTES } from '../routes-table.js';
-import { problemsOf, snapshotHealth } from '../service-state.js';
+import { formatUtcSeconds, type Clock } from '../../lib/time.js';
+import { buildOpenApiDocument } from '../contract/openapi.js';
+import { represent, sendRepresentation } from '../fast/representation.js';
+import type { Health } from '../contract/response-schemas.js';
+import { ROUTES } from './routes-table.js';
+import { problemsOf, snapshotHealth } from './service-state.js';
 
 export interface MetaDeps {
   store: SnapshotStore;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { SearchDocumentRow } from '../../db/search-documents.js';
-import { parseIsoToMs } from '../../time.js';
+import type { SearchDocumentRow } from '../../db/snapshot/search-documents.js';
+import { parseIsoToMs } from '../../lib/time.js';
 
 /**
  * How documents are shaped before they are sent. Bumped whenever that changes (spacing, body

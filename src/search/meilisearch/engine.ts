@@ -1,5 +1,5 @@
 import { MeilisearchApiError, type Index, type Meilisearch, type SearchParams } from 'meilisearch';
-import type { StoreSession } from '../../db/snapshot-store.js';
+import type { StoreSession } from '../../db/snapshot/snapshot-store.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import { LOCALES, type Locale } from '../../locale.js';
 import type { Logger } from '../../logger.js';

@@ -1,10 +1,10 @@
 import type { DeleteOrCancelTasksQuery, Meilisearch } from 'meilisearch';
-import type { Db } from '../../db/connection.js';
-import { searchDocumentsAfter, searchDocumentsByIds, type SearchDocumentRow } from '../../db/search-documents.js';
+import type { Db } from '../../db/sqlite/connection.js';
+import { searchDocumentsAfter, searchDocumentsByIds, type SearchDocumentRow } from '../../db/snapshot/search-documents.js';
 import { LOCALES, type Locale } from '../../locale.js';
 import type { Logger } from '../../logger.js';
-import { getWorkerState, setWorkerState } from '../../db/sync-runs.js';
-import { formatUtcSeconds } from '../../time.js';
+import { getWorkerState, setWorkerState } from '../../db/snapshot/sync-runs.js';
+import { formatUtcSeconds } from '../../lib/time.js';
 import type { LocaleChanges, SearchIndexer } from '../indexer.js';
 import { documentBatches, type DocumentBatch } from './batches.js';
 import {

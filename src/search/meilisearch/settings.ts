@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../../errors.js';
 import type { Locale } from '../../locale.js';
-import { projectRoot } from '../../paths.js';
+import { projectRoot } from '../../lib/paths.js';
 import { BODY_FIELDS } from './documents.js';
 
 /** The largest batch this service sends: 90% of Meilisearch's default payload limit (100 MB). */

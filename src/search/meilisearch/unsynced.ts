@@ -1,5 +1,5 @@
-import type { Db } from '../../db/connection.js';
-import { getWorkerState, setWorkerState } from '../../db/sync-runs.js';
+import type { Db } from '../../db/sqlite/connection.js';
+import { getWorkerState, setWorkerState } from '../../db/snapshot/sync-runs.js';
 import type { Locale } from '../../locale.js';
 
 /*

@@ -1,8 +1,0 @@
-import { defineConfig } from 'drizzle-kit';
-
-// `npm run db:generate` after a change to schema.ts writes the next migration here.
-export default defineConfig({
-  dialect: 'sqlite',
-  schema: './src/db/schema.ts',
-  out: './src/db/migrations',
-});

@@ -1,0 +1,162 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/*
+ * The snapshot's schema. The worker writes sections, articles, snapshot_state and sync_runs;
+ * the API only reads. Partner keys have their own database (keys-schema.ts). Timestamps are TEXT in the
+ * API's own format, `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds), so they sort and compare as
+ * strings and read well in the sqlite3 shell.
+ *
+ * The full-text index `articles_fts` is an FTS5 virtual table created by a hand-written
+ * migration (drizzle does not model virtual tables); see src/search/sqlite/sqlite-fts.ts.
+ */
+
+export const sections = sqliteTable(
+  'sections',
+  {
+    locale: text('locale').notNull(),
+    slug: text('slug').notNull(),
+    cmsId: text('cms_id').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    active: integer('active', { mode: 'boolean' }).notNull(),
+    position: integer('position').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.locale, t.slug] })],
+);
+
+export const articles = sqliteTable(
+  'articles',
+  {
+    // Local row id: stable while the CMS record lives, so the search indexes can refer to it.
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    locale: text('locale').notNull(),
+    cmsId: text('cms_id').notNull(),
+    slug: text('slug').notNull(),
+    status: text('status').notNull(),
+    title: text('title').notNull(),
+    excerpt: text('excerpt').notNull(),
+    body: text('body').notNull(),
+    sectionSlug: text('section_slug'),
+    author: text('author').notNull(),
+    imageUrl: text('image_url'),
+    imageAlt: text('image_alt'),
+    imageCredit: text('image_credit'),
+    imageCreditUrl: text('image_credit_url'),
+    imageSourceUrl: text('image_source_url'),
+    publishedAt: text('published_at'),
+    updatedAt: text('updated_at').notNull(),
+    url: text('url').notNull(),
+    // Hash of everything above as the CMS sent it: an unchanged record is not rewritten.
+    contentHash: text('content_hash').notNull(),
+  },
+  (t) => [
+    uniqueIndex('articles_locale_cms_id').on(t.locale, t.cmsId),
+    uniqueIndex('articles_locale_slug').on(t.locale, t.slug),
+    // Serves the partner ordering: newest first, ties by slug.
+    index('articles_locale_published').on(t.locale, sql`${t.publishedAt} DESC`, t.slug),
+  ],
+);
+
+/**
+ * Where keys lived before they got their own database. No longer read or written by the
+ * service: `keys init` copies its rows into the keys database. Kept in the schema so that no
+ * generated migration drops it (and with it the keys of a snapshot not yet imported).
+ */
+export const legacyApiKeys = sqliteTable('api_keys', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  partner: text('partner').notNull(),
+  // The readable start of the key (e.g. `lsk_AbCd`), so editors can tell keys apart.
+  prefix: text('prefix').notNull(),
+  // SHA-256 of the whole key, hex. The key itself is never stored.
+  hash: text('hash').notNull().unique(),
+  createdAt: text('created_at').notNull(),
+  revokedAt: text('revoked_at'),
+});
+
+/** One row per locale: when it was last synced and when its content last changed. */
+export const snapshotState = sqliteTable('snapshot_state', {
+  locale: text('locale').primaryKey(),
+  syncedAt: text('synced_at').notNull(),
+  changedAt: text('changed_at').notNull(),
+  // Incremented on every commit that changes this locale's content; readers cache by it.
+  version: integer('version').notNull(),
+});
+
+export const syncRuns = sqliteTable(
+  'sync_runs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    kind: text('kind').notNull(),
+    status: text('status').notNull(),
+    startedAt: text('started_at').notNull(),
+    finishedAt: text('finished_at'),
+    fetched: integer('fetched').notNull().default(0),
+    upserted: integer('upserted').notNull().default(0),
+    removed: integer('removed').notNull().default(0),
+    rejected: integer('rejected').notNull().default(0),
+    error: text('error'),
+    // Who ran it, so a run left `running` by a killed process can be told from a live one.
+    pid: integer('pid').notNull(),
+    host: text('host').notNull(),
+  },
+  (t) => [index('sync_runs_started').on(t.startedAt)],
+);
+
+/** Small facts the worker keeps between runs, e.g. that a search index needs a rebuild. */
+export const workerState = sqliteTable('worker_state', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+/**
+ * The change feed: what partners could see change, per locale and slug. A row takes effect at
+ * `effective_ms` (the sync's commit time, or a scheduled article's publication time) and is
+ * ordered by (effective_ms, seq): a cursor is such a pair. Superseded rows are deleted by the
+ * worker, so a slug has at most one row in effect and at most one scheduled for later.
+ */
+export const feedEntries = sqliteTable(
+  'feed_entries',
+  {
+    // Never reused (AUTOINCREMENT): a cursor's seq stays meaningful after rows are deleted.
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    locale: text('locale').notNull(),
+    slug: text('slug').notNull(),
+    effectiveMs: integer('effective_ms').notNull(),
+    kind: text('kind', { enum: ['upsert', 'delete'] }).notNull(),
+    // What the partner saw (content hash and section name) on upserts; null on deletes.
+    fingerprint: text('fingerprint'),
+  },
+  (t) => [
+    // Serves the cursor reads: a poll with nothing new is one probe of this index.
+    index('feed_entries_locale_position').on(t.locale, t.effectiveMs, t.seq),
+    index('feed_entries_locale_slug').on(t.locale, t.slug, t.effectiveMs),
+    index('feed_entries_locale_seq').on(t.locale, t.seq),
+    // Pruning and the oldest retained delete, without scanning the whole catalogue's upserts.
+    index('feed_entries_kind_effective').on(t.kind, t.effectiveMs),
+  ],
+);
+
+/**
+ * One row per locale whose feed has been built. `epoch` names this feed (a rebuilt snapshot
+ * gets a new one, so older cursors are refused); `pending_ms` is set while a sync is about to
+ * commit (readers hold scheduled entries back to it, see src/content/feed.ts); `pruned_*` is
+ * the newest position whose delete was pruned (older cursors are refused).
+ */
+export const feedState = sqliteTable('feed_state', {
+  locale: text('locale').primaryKey(),
+  epoch: text('epoch').notNull(),
+  pendingMs: integer('pending_ms'),
+  prunedMs: integer('pruned_ms').notNull().default(0),
+  prunedSeq: integer('pruned_seq').notNull().default(0),
+});
+
+export type SectionRow = typeof sections.$inferSelect;
+export type ArticleRow = typeof articles.$inferSelect;
+export type LegacyApiKeyRow = typeof legacyApiKeys.$inferSelect;
+export type SnapshotStateRow = typeof snapshotState.$inferSelect;
+export type SyncRunRow = typeof syncRuns.$inferSelect;
+export type FeedEntryRow = typeof feedEntries.$inferSelect;
+export type FeedStateRow = typeof feedState.$inferSelect;

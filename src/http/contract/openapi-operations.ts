@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import type { OperationId } from '../../error-catalogue.js';
+import {
+  articleListExample,
+  articleResponseExample,
+  changeListExample,
+  healthExample,
+  healthUnavailableExample,
+  openApiExample,
+  searchResultsExample,
+  sectionListExample,
+} from './openapi-examples.js';
+import { categoriesQuery, changesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
+import {
+  articleListSchema,
+  articleResponseSchema,
+  changeListSchema,
+  healthSchema,
+  searchResultsSchema,
+  sectionListSchema,
+} from './response-schemas.js';
+import { ROUTES } from '../routes/routes-table.js';
+
+/*
+ * The API's operations, one entry each: src/http/contract/openapi.ts turns an entry into a complete
+ * OpenAPI operation (parameters, security, response headers, 304, error codes, examples).
+ * Adding an endpoint to the document is adding an entry here.
+ */
+
+export interface OperationSpec {
+  path: string;
+  /** Also the operation's name in the error catalogue (src/error-catalogue.ts), which lists its error codes. */
+  operationId: OperationId;
+  tag: 'Articles' | 'Sections' | 'Search' | 'Changes' | 'Service';
+  summary: string;
+  description: string;
+  /** The zod schema the route parses its query with. */
+  query?: z.ZodObject;
+  pathParams?: { name: string; description: string; example: string }[];
+  /** The success body: a registered response schema (a `meta({ id })`) or a plain JSON Schema. */
+  ok: { schema: z.ZodType | Record<string, unknown>; description: string; example: unknown };
+  /** Needs X-API-Key: adds the security requirement and the key and rate errors. */
+  keyed: boolean;
+  /** Answered through sendRepresentation: cache headers, validators, conditional requests, 304. */
+  cached: boolean;
+  /** A page of results: Link header with next/prev/first/last. */
+  paged?: boolean;
+  /** Other documented answers, e.g. the 503 of /health, which has its own body. */
+  more?: Record<string, { description: string; schema: z.ZodType; example: unknown }>;
+  /** Response headers of the success answer only (no validators, no key). */
+  okHeaders?: string[];
+}
+
+const slug = {
+  name: 'slug',
+  description: 'Article slug, matched exactly (case included) within the requested locale: take one from the list.',
+  // "Try it out" sends it as is: an article of the demo's sample data (data/sample/en.json),
+  // so that the demo answers with a real article.
+  example: 'lumora-photonics-q3-results',
+};
+
+export const OPERATIONS: OperationSpec[] = [
+  {
+    path: ROUTES.articles.openapi!,
+    operationId: 'listArticles',
+    tag: 'Articles',
+    summary: 'List published articles, newest first',
+    description:
+      'Published articles of one locale, newest `published_at` first (ties by slug). Offset pages shift when ' +
+      'articles are published: to keep a copy of the catalogue, read the change feed (`GET /api/v1/changes`) instead. ' +
+      'Follow the `Link` header to page without building URLs.',
+    query: listQuery,
+    ok: { schema: articleListSchema, description: 'A page of articles.', example: articleListExample },
+    keyed: true,
+    cached: true,
+    paged: true,
+  },
+  {
+    path: ROUTES.article.openapi!,
+    operationId: 'getArticle',
+    tag: 'Articles',
+    summary: 'Get one article with its Markdown body',
+    description: 'The list fields plus `body`, the article in Markdown. Link back to `url` wherever you show it.',
+    query: detailQuery,
+    pathParams: [slug],
+    ok: { schema: articleResponseSchema, description: 'The article.', example: articleResponseExample },
+    keyed: true,
+    cached: true,
+  },
+  {
+    path: ROUTES.categories.openapi!,
+    operationId: 'listCategories',
+    tag: 'Sections',
+    summary: 'List active sections in editorial order',
+    description: 'Every active section of the locale with the number of articles you can get in it.',
+    query: categoriesQuery,
+    ok: { schema: sectionListSchema, description: 'The sections.', example: sectionListExample },
+    keyed: true,
+    cached: true,
+  },
+  {
+    path: ROUTES.search.openapi!,
+    operationId: 'searchArticles',
+    tag: 'Search',
+    summary: 'Search published articles, most relevant first',
+    description:
+      'Every word of `q` must match, as a whole word or the start of one; Chinese text is split into words. ' +
+      'Ties by newest `published_at`.',
+    query: searchQuery,
+    ok: { schema: searchResultsSchema, description: 'A page of results.', example: searchResultsExample },
+    keyed: true,
+    cached: true,
+    paged: true,
+  },
+  {
+    path: ROUTES.changes.openapi!,
+    operationId: 'listChanges',
+    tag: 'Changes',
+    summary: 'Read the change feed: every change in what partners see, including takedowns',
+    description:
+      'Compacted and cursor-paged: each slug appears at most once, at its latest change, in feed order. Without ' +
+      '`since` it is the whole exposed catalogue (as upserts) plus the retained deletes; with `since` (a previous ' +
+      "answer's `meta.next`) it is every slug whose exposure changed after that cursor. Apply upserts (fetch the " +
+      'detail again for the body) and deletes, store `next`, poll. On `invalid_cursor`, start again without `since`.',
+    query: changesQuery,
+    ok: { schema: changeListSchema, description: 'A page of changes.', example: changeListExample },
+    keyed: true,
+    cached: true,
+  },
+  {
+    path: ROUTES.health.openapi!,
+    operationId: 'getHealth',
+    tag: 'Service',
+    summary: 'Service health (no key)',
+    description: "For operators and monitors: the snapshot's age per locale, the last sync and the search engine's state.",
+    ok: { schema: healthSchema, description: 'The snapshot is readable.', example: healthExample },
+    keyed: false,
+    cached: false,
+    okHeaders: ['CacheControlNoStore'],
+    more: {
+      '503': {
+        description: 'The snapshot cannot be read, or has never been synced.',
+        schema: healthSchema,
+        example: healthUnavailableExample,
+      },
+    },
+  },
+  {
+    path: ROUTES.openapi.openapi!,
+    operationId: 'getOpenApi',
+    tag: 'Service',
+    summary: 'This OpenAPI 3.1 document (no key)',
+    description: 'Generate a client from it (see the README: openapi-typescript and openapi-fetch).',
+    ok: {
+      schema: { type: 'object', description: 'An OpenAPI 3.1 document.', additionalProperties: true },
+      description: 'The document.',
+      example: openApiExample,
+    },
+    keyed: false,
+    cached: true,
+  },
+];

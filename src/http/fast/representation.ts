@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { entryBytes, Lru } from '../../lib/lru.js';
+import { notModified } from './conditional.js';
+import { contextOf } from '../pipeline/context.js';
+import { linkHeader, type Paging } from '../contract/page-links.js';
+import { endNow, type EndResponse } from './turn-ends.js';
+
+/** A serialized success response, ready to send any number of times. */
+export interface Representation {
+  body: Buffer;
+  etag: string;
+  /** A page of a list or of search results: sendRepresentation adds its Link header. */
+  paging?: Paging;
+  /** Right for this request only: sent, never kept by the response cache. */
+  transient?: true;
+}
+
+export function represent(value: unknown, paging?: Paging, options: { transient?: boolean } = {}): Representation {
+  const body = Buffer.from(JSON.stringify(value), 'utf8');
+  // A strong validator: the hash of the exact bytes, identical in every API process.
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+  const rep: Representation = paging ? { body, etag, paging } : { body, etag };
+  if (options.transient) rep.transient = true;
+  return rep;
+}
+
+/**
+ * Serialized responses keyed by request and content tag, bounded in bytes: each entry weighs
+ * its body, its ETag, its key and a fixed overhead (src/lib/lru.ts), so that many small answers
+ * (empty lists for distinct unknown sections) cannot outgrow the budget. The content tag
+ * changes with each sync and each scheduled publication, so an entry is never stale; a
+ * repeated request costs a map lookup instead of queries and serialization.
+ */
+export class ResponseCache {
+  private readonly lru: Lru<Representation>;
+
+  constructor(maxBytes: number) {
+    this.lru = new Lru(maxBytes);
+  }
+
+  /**
+   * The fast path's look: a hit counts, a miss does not, since the route that then answers
+   * looks again (remember) and counts it. Each request counts once.
+   */
+  hit(key: string): Representation | undefined {
+    return this.lru.get(key, false);
+  }
+
+  remember(key: string, make: () => Representation): Representation {
+    const cached = this.lru.get(key);
+    if (cached) return cached;
+    return this.keep(key, make());
+  }
+
+  async rememberAsync(key: string, make: () => Promise<Representation>): Promise<Representation> {
+    const cached = this.lru.get(key);
+    if (cached) return cached;
+    return this.keep(key, await make());
+  }
+
+  /** hits, misses, bytes (as weighed, never above the budget), entries: for metrics. */
+  stats(): { hits: number; misses: number; bytes: number; entries: number } {
+    return this.lru.stats();
+  }
+
+  private keep(key: string, made: Representation): Representation {
+    if (made.transient) return made;
+    // A small Buffer is a slice of a shared 8 KB pool: kept alone it would hold the whole
+    // slab. A cached body gets its own memory, the size it is weighed at.
+    const body = made.body.byteLength === made.body.buffer.byteLength ? made.body : Buffer.copyBytesFrom(made.body);
+    const kept = body === made.body ? made : { ...made, body };
+    this.lru.set(key, kept, entryBytes(key, body.byteLength + made.etag.length));
+    return kept;
+  }
+}
+
+/** Last-Modified of a time in ms: a repeated page repeats its time, so the last one is kept. */
+let lastDate = { seconds: NaN, text: '' };
+function httpDate(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds !== lastDate.seconds) lastDate = { seconds, text: new Date(seconds * 1000).toUTCString() };
+  return lastDate.text;
+}
+
+/**
+ * Cache-Control of every cacheable success. `max-age=300`: a partner's own cache keeps a copy
+ * for five minutes (the partner terms). `s-maxage=0` with `proxy-revalidate`: a shared cache
+ * (a proxy or CDN in front of the API, serving many keys) must revalidate with the API before
+ * every reuse (RFC 9111 sections 5.2.2.8 and 5.2.2.10), so a revoked key is refused on its
+ * next request instead of being served a stored copy for five minutes. nginx honours
+ * s-maxage=0 by not storing the answer at all (checked with nginx 1.22: test/ops/nginx-proxy.test.ts).
+ */
+export const CACHE_CONTROL = 'public, max-age=300, s-maxage=0, proxy-revalidate';
+
+/**
+ * Sends a cacheable success: partners must cache for five minutes, and validators let them
+ * revalidate cheaply. Answers 304 when the partner's copy is current, whatever the request's
+ * own Cache-Control says (src/http/fast/conditional.ts). Both the routes and the fast path send
+ * through here, so their headers cannot differ; the fast path passes the fields every
+ * response starts with in `head` (src/http/fast/response-head.ts), and the whole head is written
+ * in one writeHead call, and may end the response with the rest of its turn (`end`,
+ * src/http/fast/turn-ends.ts).
+ */
+export function sendRepresentation(
+  req: IncomingMessage,
+  res: ServerResponse,
+  rep: Representation,
+  lastModifiedMs: number,
+  head: string[] = [],
+  end: EndResponse = endNow,
+): void {
+  head.push('Cache-Control', CACHE_CONTROL, 'Vary', 'X-API-Key', 'ETag', rep.etag, 'Last-Modified', httpDate(lastModifiedMs));
+  if (rep.paging) {
+    // The request was routed without PUBLIC_BASE_URL's path; the partner's URL has it.
+    const link = linkHeader(contextOf(res).basePath + (req.url ?? ''), rep.paging);
+    if (link) head.push('Link', link);
+  }
+  if (notModified(req.headers, rep.etag, lastModifiedMs)) {
+    res.writeHead(304, head);
+    end(res);
+    return;
+  }
+  head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(rep.body.length));
+  res.writeHead(200, head);
+  // Node leaves the body out of a HEAD response by itself; the headers stay those of GET.
+  end(res, rep.body);
+}

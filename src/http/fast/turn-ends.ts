@@ -1,0 +1,51 @@
+import type { ServerResponse } from 'node:http';
+
+/** Ends a response whose head is written: now, or with the other answers of its turn. */
+export type EndResponse = (res: ServerResponse, body?: Buffer) => void;
+
+export const endNow: EndResponse = (res, body) => {
+  res.end(body);
+};
+
+/**
+ * Ends the responses the fast path answered during one turn of the event loop together, once
+ * the turn's requests are read and answered (setImmediate), in the order they were answered.
+ * Each still goes out in its own write; what changes is that they leave back to back. A
+ * response sent while the client side waits idle wakes it, and on loopback or a local proxy
+ * that wake-up is paid on the API's core. Measured with bare node:http doing 30 us of work
+ * per request, pinned to one core with wrk on the other: ending each response at once cost
+ * 61-65 us of CPU per request, ending them at the end of the turn 47-48 us, with more
+ * requests per second and a lower mean latency. On the API's cached path, 61 -> 33 us.
+ *
+ * A response waits at most for the rest of its turn; under light load the turn holds only
+ * itself. Work that may take long must call flush() first, so that the answers already made
+ * do not wait for it, and so must Node answering a socket itself, which would otherwise cut or
+ * overtake them: the fast path, which alone holds answers, registers flush() before each
+ * (src/http/fast/fast-path.ts), and nothing else needs to know.
+ */
+export class TurnEnds {
+  private pending: (ServerResponse | Buffer | undefined)[] = [];
+
+  readonly end: EndResponse = (res, body) => {
+    if (this.pending.length === 0) setImmediate(this.flush);
+    this.pending.push(res, body);
+  };
+
+  /** Ends every pending response now (bound: it can be passed as a callback). */
+  readonly flush = (): void => {
+    if (this.pending.length === 0) return;
+    const ending = this.pending;
+    this.pending = [];
+    for (let i = 0; i < ending.length; i += 2) {
+      const res = ending[i] as ServerResponse;
+      // A client gone meanwhile: Node drops the write, and the request log says "aborted".
+      try {
+        res.end(ending[i + 1] as Buffer | undefined);
+      } catch {
+        // Not expected of Node; but thrown here, outside any request, it would stop the
+        // process and leave the other answers of the turn unsent. This one is cut instead.
+        res.destroy();
+      }
+    }
+  };
+}

@@ -1,0 +1,78 @@
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { SnapshotStore } from '../../../db/snapshot/snapshot-store.js';
+import { AppError } from '../../../errors.js';
+import { createLogger } from '../../../logger.js';
+import { RankedSearch } from '../sqlite-fts.js';
+import { LOCALES } from '../../../locale.js';
+import type { JobResult, SearchJob, WarmMessage, WorkerSetup } from './protocol.js';
+import { SnapshotViews } from './snapshot-views.js';
+
+/*
+ * A search thread: its own read-only connection to the snapshot (connections cannot cross
+ * threads), opened lazily and reopened when the file changes, exactly as the API's store does;
+ * its own view of what is exposed; its own ranked-results cache. It answers one job at a time.
+ */
+
+const setup = workerData as WorkerSetup;
+const port = parentPort!;
+
+if (setup.nice > 0) {
+  try {
+    // On Linux the niceness is per thread: this lowers this thread only, so the API's event
+    // loop wins the CPU when both want it.
+    setPriority(0, setup.nice);
+  } catch {
+    // Not permitted here: searches then compete with the event loop as equals.
+  }
+}
+
+const logger = createLogger({ level: setup.logLevel, destination: { write: (line: string) => port.postMessage({ log: line }) } });
+// The snapshot's state (unavailable, available again, reopened) is the API's store's to log, once:
+// each thread logging it too multiplied every such line by SEARCH_WORKERS. A thread's own
+// failure still reaches the partner and the request log through the search that met it.
+const store = new SnapshotStore(setup.databasePath, setup.busyTimeoutMs, logger.child({}, { level: 'silent' }));
+const views = new SnapshotViews((locale, version, ms) =>
+  logger.debug({ locale, version, ms }, `search thread built its view of ${locale} (content version ${version}) in ${ms} ms`),
+);
+const ranked = new RankedSearch(setup.ranked);
+
+function run(job: SearchJob): JobResult {
+  try {
+    const session = store.session();
+    try {
+      const table = views.table(session, job.locale);
+      const exposure = table.exposure(job.now, job.section);
+      const contentTag = `${job.locale}.${table.contentTag(job.now)}`;
+      const page = ranked.page(session.db, { ...job, contentTag }, exposure);
+      return { id: job.id, ok: true, ids: page.ids, total: page.total, cache: ranked.stats() };
+    } catch (error) {
+      throw store.failure(error);
+    }
+  } catch (error) {
+    if (error instanceof AppError && error.status === 503) {
+      return { id: job.id, ok: false, kind: 'unavailable', message: error.message, reason: (error as { reason?: string }).reason ?? error.message };
+    }
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { id: job.id, ok: false, kind: 'failed', message: 'search failed', reason };
+  }
+}
+
+/** Builds the views of every locale that changed (asked at start and in the pool's refresh rounds). */
+function warm(): void {
+  for (const locale of LOCALES) {
+    try {
+      views.table(store.session(), locale);
+    } catch {
+      // Nothing to build yet (no snapshot, or this locale not synced): a search will say so.
+    }
+  }
+}
+
+port.on('message', (message: SearchJob | WarmMessage) => {
+  if ('warm' in message) {
+    warm();
+    port.postMessage({ ready: true });
+  }
+  else port.postMessage(run(message));
+});

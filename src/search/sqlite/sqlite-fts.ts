@@ -1,0 +1,100 @@
+import { DEFAULT_COMMON_MIN, DEFAULT_RANK_ALL_MAX } from '../../config/search.js';
+import type { Db } from '../../db/sqlite/connection.js';
+import type { StoreSession } from '../../db/snapshot/snapshot-store.js';
+import { entryBytes, Lru } from '../../lib/lru.js';
+import type { EngineHealth, ExposureIndex, SearchEngine, SearchPage, SearchQuery } from '../engine.js';
+import { normalizeQuery } from '../normalize.js';
+import { rankMatches } from './sqlite-rank.js';
+import { TermSets } from './term-sets.js';
+
+export interface RankedSearchOptions {
+  /** Bytes of ranked id lists kept across queries (paging through results costs one ranking). */
+  cacheBytes: number;
+  /** See rankMatches: up to this many matches, all are ranked by relevance. */
+  rankAllMax: number;
+  /** See rankMatches: a word in at least this many articles is not scored by the index. */
+  commonMin: number;
+  /** Bytes of per-word id lists kept across queries (src/search/sqlite/term-sets.ts). */
+  termBytes: number;
+}
+
+/** For the engine outside the API's pool (tests, tools); the API sizes its threads' caches from CACHE_MB. */
+export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = {
+  cacheBytes: 8 * 1024 * 1024,
+  rankAllMax: DEFAULT_RANK_ALL_MAX,
+  commonMin: DEFAULT_COMMON_MIN,
+  termBytes: 16 * 1024 * 1024,
+};
+
+/**
+ * Ranked results of one query at one content version, kept in a byte-bounded cache. The key
+ * holds everything that changes the list: content tag (locale, version, scheduled articles
+ * now visible), the section asked for (absent and empty are different), the normalized words.
+ */
+export class RankedSearch {
+  private readonly ranked: Lru<Int32Array>;
+  private readonly terms: TermSets;
+
+  constructor(private readonly options: RankedSearchOptions) {
+    this.ranked = new Lru(options.cacheBytes);
+    this.terms = new TermSets(options.termBytes);
+  }
+
+  page(db: Db, q: { q: string; section: string | undefined; contentTag: string; page: number; limit: number }, exposure: ExposureIndex): SearchPage {
+    const { words } = normalizeQuery(q.q);
+    if (words.length === 0) return { ids: [], total: 0 };
+    const key = JSON.stringify([q.contentTag, q.section ?? null, words]);
+    let ids = this.ranked.get(key);
+    if (!ids) {
+      ids = rankMatches(db, words, exposure, this.options, this.terms);
+      this.ranked.set(key, ids, entryBytes(key, ids.byteLength));
+    }
+    const from = (q.page - 1) * q.limit;
+    return { ids: Array.from(ids.subarray(from, from + q.limit)), total: ids.length };
+  }
+
+  clear(): void {
+    this.ranked.clear();
+    this.terms.clear();
+  }
+
+  stats() {
+    return this.ranked.stats();
+  }
+}
+
+/**
+ * The embedded engine run on the calling thread: SQLite FTS5 inside the snapshot, so the
+ * service runs with no search server. Every word of the query must match, as a word or the
+ * start of one ("las" finds "laser", "激光" finds "激光器"); results are ranked by bm25 with the
+ * title weighted most, ties by newest (see rankMatches for very common terms). The API runs
+ * the same code in worker threads (src/search/sqlite/pool/); this class serves tests and
+ * SEARCH_WORKERS-less embedding.
+ */
+export class SqliteFtsEngine implements SearchEngine {
+  readonly name = 'sqlite' as const;
+  readonly followsSnapshot = true;
+  private readonly ranked: RankedSearch;
+
+  constructor(options: Partial<RankedSearchOptions> = {}) {
+    this.ranked = new RankedSearch({ ...DEFAULT_RANKED_OPTIONS, ...options });
+  }
+
+  async search(session: StoreSession, query: SearchQuery): Promise<SearchPage> {
+    return this.ranked.page(session.db, query, query.exposure);
+  }
+
+  async health(): Promise<EngineHealth> {
+    // It lives in the snapshot: it is up exactly when the snapshot is.
+    return { engine: this.name, status: 'ok' };
+  }
+
+  async close(): Promise<void> {
+    this.ranked.clear();
+  }
+
+  stats(): Record<string, number> {
+    const s = this.ranked.stats();
+    return { ranked_cache_hits: s.hits, ranked_cache_misses: s.misses, ranked_cache_bytes: s.bytes, ranked_cache_entries: s.entries };
+  }
+}
