@@ -3,7 +3,7 @@ import { searchResultsSchema } from '../../src/http/contract/response-schemas.js
 import { Catalog } from '../../src/content/catalog.js';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
-import { matchFor } from '../../src/search/sqlite/sqlite-rank.js';
+import { matchFor } from '../../src/search/sqlite/match-expression.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

@@ -1,18 +1,8 @@
 import type { Db } from '../../db/sqlite/connection.js';
 import { articleHeads, ftsMatchesFrom } from './fts-table.js';
 import type { ExposureIndex } from '../engine.js';
-import { wordParts } from '../normalize.js';
+import { matchFor } from './match-expression.js';
 import { intersect, type TermSets } from './term-sets.js';
-
-/**
- * The FTS5 query for normalized words (src/search/normalize.ts): each word quoted, so no FTS5
- * syntax can be injected, and used as a prefix; all words required. A Chinese word indexed as
- * several tokens is a phrase: its tokens in order. Undefined without words.
- */
-export function matchFor(words: readonly string[]): string | undefined {
-  if (words.length === 0) return undefined;
-  return words.map((w) => `"${wordParts(w).join(' ').replaceAll('"', '""')}"*`).join(' ');
-}
 
 /** How a query is ranked: see rankMatches. */
 export interface RankOptions {

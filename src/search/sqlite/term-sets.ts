@@ -1,7 +1,7 @@
 import type { Db } from '../../db/sqlite/connection.js';
 import { dataVersion, ftsMatchIdArray } from './fts-table.js';
 import { entryBytes, Lru } from '../../lib/lru.js';
-import { matchFor } from './sqlite-rank.js';
+import { matchFor } from './match-expression.js';
 
 /**
  * The ids of the articles each query word matches (anywhere, and in the title), kept across
