@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { waitFor } from '../support/worker.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/lib/paths.js';
 import { tempDir } from '../support/snapshot-fixture.js';
@@ -60,9 +61,14 @@ describe('npm run demo', () => {
     expect(zh.data.length).toBeGreaterThanOrEqual(6);
     expect(zh.data.map((s) => s.slug)).not.toContain('events');
 
-    const search = (await (await fetch(`${base}/api/v1/search?locale=zh&q=${encodeURIComponent('激光')}`, { headers })).json()) as {
-      meta: { total: number };
-    };
+    // The API starts its search threads as it listens; a search before they are ready is
+    // refused fast (503 search_busy, with Retry-After), as a partner would retry it.
+    const searchUrl = `${base}/api/v1/search?locale=zh&q=${encodeURIComponent('激光')}`;
+    const answered = await waitFor(async () => {
+      const res = await fetch(searchUrl, { headers });
+      return res.status === 200 && res;
+    }, { timeoutMs: 20_000, intervalMs: 200, what: 'a first search answered' });
+    const search = (await answered.json()) as { meta: { total: number } };
     expect(search.meta.total).toBeGreaterThan(10);
     expect((await fetch(`${base}/health`)).status).toBe(200);
     expect(ready).toContain(`${base}/docs`);
