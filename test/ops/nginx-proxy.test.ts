@@ -76,6 +76,8 @@ afterAll(async () => {
 const get = (url: string, key?: string, headers: Record<string, string> = {}) =>
   fetch(url, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers }, redirect: 'manual' });
 
+// Skipped only where nginx is missing and cannot be installed (not root, or no apt-get); the
+// reason is in the suite's name. `.ci/run` installs nginx, so CI always runs it.
 describe.skipIf(missing)(`behind nginx as a shared cache${missing ? ` (skipped: ${missing})` : ''}`, () => {
   for (const proxy of ['keep', 'strip'] as const) {
     it(`${proxy}: refuses a revoked key on its very next request through the cache`, async () => {
