@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
@@ -22,11 +22,13 @@ import { benchSync, type SyncFigures } from './sync-bench.js';
  */
 
 const en = Number(process.env.BENCH_ARTICLES ?? 100_000);
-// An existing snapshot built by an earlier run (same BENCH_ARTICLES): measure the API only.
-const reuse = process.env.BENCH_DATABASE;
+// A snapshot kept between runs (same BENCH_ARTICLES): built there and kept when the file does
+// not exist yet, reused (the API measured only) when it does.
+const kept = process.env.BENCH_DATABASE;
+const reuse = kept !== undefined && existsSync(kept) ? kept : undefined;
 const counts = { en, zh: Math.round(en / 10) };
 const dir = mkdtempSync(join(tmpdir(), 'syndication-bench-'));
-const databasePath = reuse ?? join(dir, 'bench.db');
+const databasePath = kept ?? join(dir, 'bench.db');
 
 const phases = process.env.BENCH_PHASES?.split(',').map((p) => p.trim());
 const wants = (phase: string) => !phases || phases.includes(phase);
@@ -123,7 +125,7 @@ try {
   if (!phases || phases.some((p) => p !== 'load-while-sync' && p !== 'feed')) {
     let sync: SyncFigures | undefined;
     if (!reuse) {
-      process.stdout.write(`Building the snapshot in ${dir} ...\n`);
+      process.stdout.write(`Building the snapshot in ${databasePath} ...\n`);
       sync = await benchSync(databasePath, counts);
       process.stdout.write(`Snapshot built in ${fmt(sync.fullSeconds, 1)} s; measuring the API ...\n`);
     }

@@ -8,12 +8,25 @@ import { projectRoot } from '../../src/lib/paths.js';
 export const dist = (path: string) => join(projectRoot(), 'dist', path);
 
 /**
+ * The Node flags the Procfile starts `script` with (`--max-semi-space-size=8` for the API and
+ * the worker), so that the bench measures the processes as production runs them.
+ */
+export function procfileFlags(script: string): string[] {
+  for (const line of readFileSync(join(projectRoot(), 'Procfile'), 'utf8').split('\n')) {
+    const words = line.slice(line.indexOf(':') + 1).trim().split(/\s+/);
+    const at = words.indexOf(`dist/${script}`);
+    if (words[0] === 'node' && at > 0) return words.slice(1, at);
+  }
+  return [];
+}
+
+/**
  * Starts a built script as a child process with a clean environment; `pin` is a taskset
  * command prefix (`['taskset', '-c', '0']`) to keep it on given cores.
  */
 export function startNode(script: string, args: string[], env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore', pin: string[] = []): ChildProcess {
   const [command, ...prefix] = pin.length > 0 ? [...pin, process.execPath] : [process.execPath];
-  return spawn(command!, [...prefix, dist(script), ...args], {
+  return spawn(command!, [...prefix, ...procfileFlags(script), dist(script), ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', stdout, 'pipe'],
   });

@@ -4,7 +4,7 @@ import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import { load, type LoadResult } from './load.js';
-import { dist, freePort, memoryOf, stop, waitForHttp } from './processes.js';
+import { dist, freePort, memoryOf, procfileFlags, stop, waitForHttp } from './processes.js';
 
 /*
  * The search phases (issue 8): open-loop load (fixed arrival rate; latency counted from each
@@ -115,7 +115,7 @@ const hasTaskset = () => {
 };
 
 function startPinnedApi(env: Record<string, string>, pinned: boolean): ChildProcess {
-  const node = [process.execPath, dist('src/server.js')];
+  const node = [process.execPath, ...procfileFlags('src/server.js'), dist('src/server.js')];
   const [cmd, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
   // BENCH_API_LOG=file keeps the API's request log (one line per request, with its q and
   // responseTime), to find which queries made a phase's tail.

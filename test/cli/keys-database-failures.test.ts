@@ -125,7 +125,8 @@ async function backedUp(path: string): Promise<{ backup: string; dir: ReturnType
   return { backup, dir };
 }
 
-describe('keys restore', () => {
+// Several CLI runs per test, each a Node process start: generous on a loaded machine.
+describe('keys restore', { timeout: 90_000 }, () => {
   it('fails with one line, exit 1, when the keys database stays locked during the restore, and reports no success', async () => {
     const { path } = await keysDatabase();
     const { backup } = await backedUp(path);

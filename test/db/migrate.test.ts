@@ -170,6 +170,22 @@ describe('openWriter', () => {
   });
 });
 
+describe('the partner ordering index', () => {
+  it('covers what the visibility index reads (exposureOrdering), so its build never reads an article row', () => {
+    const dir = freshDir();
+    const path = dir.path('snapshot.db');
+    openWriter(path, OPTIONS).$client.close();
+    inspect(path, (sqlite) => {
+      // The columns and order of exposureOrdering (src/db/snapshot/content.ts), without its join.
+      const plan = (sqlite.prepare(
+        `EXPLAIN QUERY PLAN SELECT a.id, a.published_at, a.section_slug, a.updated_at FROM articles a
+         WHERE a.locale = ? AND a.status = 'published' AND a.published_at IS NOT NULL ORDER BY a.published_at DESC, a.slug ASC`,
+      ).all('en') as { detail: string }[]).map((row) => row.detail);
+      expect(plan).toEqual([expect.stringContaining('USING COVERING INDEX articles_exposure')]);
+    });
+  });
+});
+
 describe('openReader', () => {
   it('throws on a missing file and never creates it (nor its folder)', () => {
     const dir = freshDir();

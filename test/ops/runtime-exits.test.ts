@@ -47,7 +47,9 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-describe(`exit paths on Node ${process.versions.node}`, () => {
+// Each test starts several real processes one after another (the keys test a dozen CLI runs):
+// about 20 s on CI, so the default 30 s per test is too tight on a loaded machine.
+describe(`exit paths on Node ${process.versions.node}`, { timeout: 120_000 }, () => {
   it('the API drains on SIGTERM after serving searches from its threads, and exits 0', async () => {
     const keyOut = await runCli(['create', '--partner', 'Exit', '--create', '--json'], keysPath, { DATABASE_PATH: dbPath });
     const { key } = JSON.parse(keyOut.stdout) as { key: string };

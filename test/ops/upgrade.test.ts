@@ -29,9 +29,12 @@ function previousReleaseSnapshot(path: string): void {
     articles: [rawArticle({ id: 'art-old', slug: 'old-story', section_slug: 'news', published_at: '2026-01-01T00:00:00Z' })],
   });
   const feed = migrations().find((m) => m.sql.some((statement) => statement.includes('CREATE TABLE `feed_entries`')))!;
+  // The release after it also widened the ordering index (0003): undone as well.
+  const exposureIndex = migrations().find((m) => m.sql.some((statement) => statement.includes('CREATE INDEX `articles_exposure`')))!;
   const sqlite = new Database(path);
   sqlite.exec('DROP TABLE feed_entries; DROP TABLE feed_state');
-  sqlite.prepare('DELETE FROM __drizzle_migrations WHERE hash = ?').run(feed.hash);
+  sqlite.exec('DROP INDEX articles_exposure; CREATE INDEX `articles_locale_published` ON `articles` (`locale`,"published_at" DESC,`slug`)');
+  for (const migration of [feed, exposureIndex]) sqlite.prepare('DELETE FROM __drizzle_migrations WHERE hash = ?').run(migration.hash);
   const insert = sqlite.prepare('INSERT INTO api_keys (partner, prefix, hash, created_at) VALUES (?, ?, ?, ?)');
   insert.run('Acme Media', displayPrefix(ACTIVE), hashKey(ACTIVE), '2026-01-01T00:00:00Z');
   insert.run('Globex News', displayPrefix(LATER_REVOKED), hashKey(LATER_REVOKED), '2026-01-01T00:00:00Z');

@@ -49,7 +49,8 @@ export async function spawnApi(env: Record<string, string>, options: { processes
       const lines = logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('API listening'));
       return lines.length >= processes && lines;
     },
-    { timeoutMs: options.startTimeoutMs ?? 20_000, what: `${processes} API process(es) listening` },
+    // Generous: a deadline, not a delay; a cluster's processes start slowly on a loaded CI machine.
+    { timeoutMs: options.startTimeoutMs ?? 60_000, what: `${processes} API process(es) listening` },
   );
   const port = listening[0]!.port as number;
   const metricsPort = (processes > 1 ? logs().find((l) => l.name === 'api-primary')?.metricsPort : listening[0]!.metricsPort) as

@@ -54,8 +54,11 @@ export const articles = sqliteTable(
   (t) => [
     uniqueIndex('articles_locale_cms_id').on(t.locale, t.cmsId),
     uniqueIndex('articles_locale_slug').on(t.locale, t.slug),
-    // Serves the partner ordering: newest first, ties by slug.
-    index('articles_locale_published').on(t.locale, sql`${t.publishedAt} DESC`, t.slug),
+    // Serves the partner ordering (newest first, ties by slug) and covers what the visibility
+    // index reads (exposureOrdering): building it then reads this index alone, not 100,000 rows
+    // whose bodies spread them over the whole file (2.3-3.2 s -> 0.4-1.0 s at 110,000 articles,
+    // on a loaded machine), which every search thread does after each sync.
+    index('articles_exposure').on(t.locale, sql`${t.publishedAt} DESC`, t.slug, t.status, t.sectionSlug, t.updatedAt),
   ],
 );
 

@@ -32,6 +32,14 @@ interface Slot {
 const NO_CACHE: CacheStats = { hits: 0, misses: 0, bytes: 0, entries: 0 };
 const RESPAWN_FIRST_MS = 250;
 const RESPAWN_MAX_MS = 30_000;
+/**
+ * Each thread is its own V8 isolate. On Node 24 an isolate's young generation may grow to
+ * 192 MB on a machine of this size (64 MB semi-spaces), and a search thread's short-lived
+ * arrays make it grow: three isolates made most of the API's RSS (docs/operations.md, "Memory").
+ * 24 MB (8 MB semi-spaces, as `--max-semi-space-size=8` in the Procfile gives the main thread)
+ * bounds each thread however the API was started.
+ */
+const THREAD_YOUNG_GENERATION_MB = 24;
 
 /**
  * A fixed number of search threads, each running one search at a time. A search whose signal
@@ -151,7 +159,12 @@ export class WorkerPool {
   }
 
   private spawn(slot: Slot): Worker {
-    const worker = new Worker(workerScript(), { workerData: this.setup, stdout: false, stderr: false });
+    const worker = new Worker(workerScript(), {
+      workerData: this.setup,
+      stdout: false,
+      stderr: false,
+      resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+    });
     slot.ready = false;
     slot.warming = true;
     worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
