@@ -10,7 +10,7 @@ export class Lru<V> {
   private hits = 0;
   private misses = 0;
 
-  constructor(private readonly maxWeight: number) {}
+  constructor(readonly maxWeight: number) {}
 
   /** `countMiss` false: a caller that will look again on a miss, which counts it then. */
   get(key: string, countMiss = true): V | undefined {

@@ -100,6 +100,20 @@ describe('search threads started ahead of the first search', () => {
       .toEqual(['0:en', '0:zh', '1:en', '1:zh']);
   });
 
+  it('each thread precomputes the lists of the common words in its idle time, before any search', async () => {
+    const { logger, lines } = memoryLogger('debug');
+    // Every word of the one article is common here.
+    engine = new PooledSqliteEngine(2, { ...setup(dbPath), ranked: { ...setup(dbPath).ranked, commonMin: 1 }, logLevel: 'debug' }, logger);
+    engine.start();
+    const precomputed = () =>
+      lines.map((l) => JSON.parse(l) as { msg: string; thread: number; words: number; bytes: number }).filter((l) => l.msg.startsWith('search thread precomputed'));
+    await expect.poll(() => precomputed().map((l) => l.thread).sort(), { timeout: 15_000 }).toEqual([0, 1]);
+    for (const line of precomputed()) {
+      expect(line.words).toBeGreaterThan(3);
+      expect(line.bytes).toBeGreaterThan(0);
+    }
+  });
+
   it('an idle thread rebuilds its views when a sync commits, without waiting for a search', async () => {
     const { logger, lines } = memoryLogger('debug');
     engine = new PooledSqliteEngine(1, { ...setup(dbPath), logLevel: 'debug', refreshMs: 50 }, logger);

@@ -89,6 +89,26 @@ export function ftsMatchesFrom(db: Db, match: string, fromId: number): IterableI
   return prepared(db).scoresFrom.iterate(match, fromId);
 }
 
+const vocabulary = statementsFor((sqlite) => {
+  // fts5vocab reads the index's own term list; a temp table, so a read-only connection can
+  // create it (it lives in the connection's temp schema, never in the snapshot).
+  sqlite.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.articles_fts_terms USING fts5vocab(main, 'articles_fts', 'row')`);
+  return {
+    frequent: sqlite.prepare<[number], [string, number]>('SELECT term, doc FROM temp.articles_fts_terms WHERE doc >= ? ORDER BY doc DESC, term').raw(),
+    largestId: sqlite.prepare<[], number | null>('SELECT max(id) FROM articles').pluck(),
+  };
+});
+
+/**
+ * The index's terms found in at least `minDocs` articles (any locale or state), most frequent
+ * first, with their article counts. One pass over the index (about 0.3-0.7 s at 110,000
+ * articles): meant for a search thread's idle time, once per snapshot version.
+ */
+export function frequentTerms(db: Db, minDocs: number): { terms: [string, number][]; largestId: number } {
+  const s = vocabulary(db);
+  return { terms: s.frequent.all(minDocs), largestId: s.largestId.get() ?? 0 };
+}
+
 /**
  * Writes the index entry of one article (inside the caller's write transaction), replacing
  * the previous one unless the article is new: deleting from a contentless index is not free.

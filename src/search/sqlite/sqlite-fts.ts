@@ -53,6 +53,16 @@ export class RankedSearch {
     return { ids: Array.from(ids.subarray(from, from + q.limit)), total: ids.length };
   }
 
+  /** The common words whose lists are still to precompute for the snapshot as it is (TermSets.planCommon). */
+  planCommon(db: Db): string[] {
+    return this.terms.planCommon(db, this.options.commonMin);
+  }
+
+  /** Precomputes one planned word's lists; false when the snapshot changed meanwhile. */
+  precompute(db: Db, word: string): boolean {
+    return this.terms.precompute(db, word);
+  }
+
   clear(): void {
     this.ranked.clear();
     this.terms.clear();
@@ -60,6 +70,11 @@ export class RankedSearch {
 
   stats() {
     return this.ranked.stats();
+  }
+
+  /** The per-word lists held (TermSets): hits, misses, bytes, entries. */
+  termStats() {
+    return this.terms.stats();
   }
 }
 

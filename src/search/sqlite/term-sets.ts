@@ -1,5 +1,6 @@
 import type { Db } from '../../db/sqlite/connection.js';
-import { dataVersion, ftsMatchIdArray } from './fts-table.js';
+import { dataVersion, frequentTerms, ftsMatchIdArray } from './fts-table.js';
+import { normalizeQuery } from '../normalize.js';
 import { entryBytes, Lru } from '../../lib/lru.js';
 import { matchFor } from './match-expression.js';
 
@@ -16,6 +17,9 @@ export class TermSets {
   private readonly lists: Lru<IdSet>;
   private db: Db | undefined;
   private version = -1;
+  /** The snapshot version (and connection) whose common words were last planned. */
+  private planned = -1;
+  private plannedDb: Db | undefined;
 
   constructor(maxBytes: number) {
     this.lists = new Lru(maxBytes);
@@ -47,6 +51,43 @@ export class TermSets {
       this.lists.set(key, ids, entryBytes(key, ids.byteLength));
     }
     return ids;
+  }
+
+  /**
+   * Plans the precomputation of the common words' lists for the snapshot as it is now: the
+   * index's terms in at least `minDocs` articles, most frequent first, as many as fit in half
+   * of the cache (the other half stays for the words partners bring). A query of such words is
+   * then an intersection of cached lists from its first use, instead of tens of milliseconds
+   * of index reads per word: champion lists, built by each search thread in its idle time after
+   * every sync. Returns the words still to read; empty when nothing changed since the last plan.
+   */
+  planCommon(db: Db, minDocs: number): string[] {
+    this.check(db);
+    if (this.planned === this.version && db === this.plannedDb) return [];
+    this.planned = this.version;
+    this.plannedDb = db;
+    const words: string[] = [];
+    let bytes = 0;
+    const { terms, largestId } = frequentTerms(db, minDocs);
+    for (const [term, docs] of terms) {
+      // Only terms a query would produce as they are (normalized words are index terms).
+      if (normalizeQuery(term).words.join(' ') !== term) continue;
+      // Its list and its title list, estimated at their largest: a bitmap, or four bytes an id.
+      bytes += 2 * Math.min(Math.ceil(largestId / 8), 4 * docs);
+      if (bytes > this.lists.maxWeight / 2) break;
+      words.push(term);
+    }
+    return words;
+  }
+
+  /** Reads one planned word's lists into the cache, unless the snapshot changed meanwhile (false). */
+  precompute(db: Db, word: string): boolean {
+    const version = this.version;
+    this.check(db);
+    if (this.version !== version) return false;
+    this.all(db, word);
+    this.title(db, word);
+    return true;
   }
 
   clear(): void {

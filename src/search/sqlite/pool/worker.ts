@@ -67,6 +67,46 @@ function warm(): void {
       // Nothing to build yet (no snapshot, or this locale not synced): a search will say so.
     }
   }
+  try {
+    // After a sync (or at start), the common words' lists to precompute (term-sets.ts).
+    const words = ranked.planCommon(store.session().db);
+    if (words.length > 0) {
+      // A new plan replaces one still going (the snapshot changed again): one loop at a time.
+      if (!precomputing) setImmediate(precomputeNext);
+      common = words;
+      precomputing = { started: performance.now(), words: words.length };
+    }
+  } catch {
+    // The snapshot cannot answer now: searches say so, and the next refresh round plans again.
+  }
+}
+
+let common: string[] = [];
+let precomputing: { started: number; words: number } | undefined;
+
+/**
+ * One common word per turn of this thread's event loop: a search posted meanwhile runs between
+ * two words, waiting at most for one word's read (a few to a few tens of milliseconds).
+ */
+function precomputeNext(): void {
+  const word = common.shift();
+  if (word === undefined || !precomputing) return;
+  let read = false;
+  try {
+    read = ranked.precompute(store.session().db, word);
+  } catch {
+    // The snapshot cannot answer now: the next refresh round plans again.
+  }
+  if (!read) {
+    // The snapshot changed since the plan (or failed): the next refresh round plans anew.
+    common = [];
+    precomputing = undefined;
+    return;
+  }
+  if (common.length > 0) return void setImmediate(precomputeNext);
+  const ms = Math.round(performance.now() - precomputing.started);
+  logger.debug({ words: precomputing.words, ms, bytes: ranked.termStats().bytes }, `search thread precomputed the lists of ${precomputing.words} common words in ${ms} ms`);
+  precomputing = undefined;
 }
 
 port.on('message', (message: SearchJob | WarmMessage) => {
