@@ -81,7 +81,7 @@ export const MEANINGS: Record<string, Meaning> = {
       'A word in at least this many articles is "common": never scored by the FTS index, only matched from cached id sets; a query of common words only is ranked from titles and excerpts. Lower: faster, less weight on bodies. See [Search](search.md).',
   },
   SEARCH_TERM_CACHE_MB: {
-    meaning: 'Per search thread: MB of per-word id lists kept across queries (0: none kept; every query reads its words from the index).',
+    meaning: 'Per search thread: MB of per-word id lists kept across queries; half of it is filled ahead with the common words after each sync (0: none kept; every query reads its words from the index).',
   },
   SEARCH_WORKER_NICE: {
     meaning: 'Niceness (0-19) of the search threads, so that lists and `/health` win the CPU when both want it (Linux: per thread).',
