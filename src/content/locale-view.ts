@@ -4,7 +4,7 @@ import type { SnapshotStateRow } from '../db/snapshot/schema.js';
 import type { Locale } from '../locale.js';
 import type { ExposureIndex } from '../search/engine.js';
 import { parseIsoToMs } from '../lib/time.js';
-import { Ordering } from './ordering.js';
+import { Ordering } from '../db/snapshot/ordering.js';
 
 const EMPTY = new Ordering([], []);
 let builtViews = 0;
