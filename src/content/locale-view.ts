@@ -1,79 +1,63 @@
 import type { Db } from '../db/sqlite/connection.js';
-import { activeSections, exposureOrdering, type SectionListRow } from '../db/snapshot/content.js';
+import type { SectionListRow } from '../db/snapshot/content.js';
+import { LocaleExposure, type ExposureIndex } from '../db/snapshot/locale-exposure.js';
+import { Ordering } from '../db/snapshot/ordering.js';
 import type { SnapshotStateRow } from '../db/snapshot/schema.js';
 import type { Locale } from '../locale.js';
-import type { ExposureIndex } from '../search/engine.js';
 import { parseIsoToMs } from '../lib/time.js';
-import { Ordering } from './ordering.js';
 
 const EMPTY = new Ordering([], []);
-let builtViews = 0;
 
 /**
- * What the API knows about one locale at one content version: active sections and the partner
- * ordering of all articles and of each section. Built once per version (a sync that changed
- * something), then shared by every request until the next one.
+ * What the API knows about one locale at one content version: what it exposes (LocaleExposure,
+ * the index the search threads build too), plus what only the API answers from: the ordering of
+ * each section, updated_at for `updated_since`, and when the content last changed. Built once
+ * per version (a sync that changed something), then shared by every request until the next one.
  */
 export class LocaleView {
-  readonly sectionSlugs: readonly string[];
-  /** Unique per view built in this process: a new version or a new connection gets a new one. */
-  private readonly serial = ++builtViews;
-
   private constructor(
-    readonly locale: Locale,
-    readonly version: number,
+    private readonly exposed: LocaleExposure,
     readonly syncedAt: string,
     readonly changedAtMs: number,
-    readonly sections: SectionListRow[],
-    readonly all: Ordering,
     private readonly bySection: Map<string, Ordering>,
-    /** For each article id, its position in `all` plus one (0: not in the ordering). */
-    private readonly positions: Int32Array,
-    /** For each position in `all`, the index of its section in `sections`. */
-    private readonly sectionAt: Uint16Array,
     /** For each position in `all`, the article's updated_at (epoch ms), for `updated_since`. */
     private readonly updatedAt: Float64Array,
-  ) {
-    this.sectionSlugs = sections.map((s) => s.slug);
-  }
+  ) {}
 
   static build(db: Db, state: SnapshotStateRow & { locale: Locale }): LocaleView {
-    const sections = activeSections(db, state.locale);
-    const sectionIndex = new Map(sections.map((s, i) => [s.slug, i]));
-    const ids: number[] = [];
-    const times: number[] = [];
-    const sectionOf: number[] = [];
     const updated: number[] = [];
-    // Rows are streamed, not materialized: on a large snapshot this build is the API's peak.
-    for (const [id, publishedAt, sectionSlug, updatedAt] of exposureOrdering(db, state.locale)) {
-      updated.push(Date.parse(updatedAt));
-      ids.push(id);
-      // Stored timestamps are already normalized (`...Z`), which Date.parse reads exactly.
-      const time = Date.parse(publishedAt);
-      times.push(Number.isNaN(time) ? Number.POSITIVE_INFINITY : time);
-      sectionOf.push(sectionIndex.get(sectionSlug) ?? 0);
-    }
-    const perSection = sections.map(() => ({ ids: [] as number[], times: [] as number[] }));
-    const positions = new Int32Array(ids.reduce((max, id) => Math.max(max, id), 0) + 1);
-    ids.forEach((id, position) => {
-      positions[id] = position + 1;
-      const bucket = perSection[sectionOf[position]!]!;
-      bucket.ids.push(id);
+    const exposed = LocaleExposure.build(db, state.locale, state.version, (row) => updated.push(Date.parse(row[3])));
+    const { ids, times } = exposed.all;
+    const perSection = exposed.sections.map(() => ({ ids: [] as number[], times: [] as number[] }));
+    for (let position = 0; position < ids.length; position++) {
+      const bucket = perSection[exposed.sectionAt[position]!]!;
+      bucket.ids.push(ids[position]!);
       bucket.times.push(times[position]!);
-    });
-    const bySection = new Map(sections.map((s, i) => [s.slug, new Ordering(perSection[i]!.ids, perSection[i]!.times)]));
-    return new LocaleView(
-      state.locale,
-      state.version,
-      state.syncedAt,
-      parseIsoToMs(state.changedAt) ?? 0,
-      sections,
-      new Ordering(ids, times),
-      bySection,
-      positions,
-      Uint16Array.from(sectionOf),
-      Float64Array.from(updated),
-    );
+    }
+    const bySection = new Map(exposed.sections.map((s, i) => [s.slug, new Ordering(perSection[i]!.ids, perSection[i]!.times)]));
+    return new LocaleView(exposed, state.syncedAt, parseIsoToMs(state.changedAt) ?? 0, bySection, Float64Array.from(updated));
+  }
+
+  get locale(): Locale {
+    return this.exposed.locale;
+  }
+
+  get version(): number {
+    return this.exposed.version;
+  }
+
+  /** The locale's active sections, in editorial order. */
+  get sections(): SectionListRow[] {
+    return this.exposed.sections;
+  }
+
+  get sectionSlugs(): readonly string[] {
+    return this.exposed.sectionSlugs;
+  }
+
+  /** Every article of the locale in partner order. */
+  get all(): Ordering {
+    return this.exposed.all;
   }
 
   /** The ordering of one section; unknown and inactive sections are empty, not errors. */
@@ -89,9 +73,10 @@ export class LocaleView {
     const from = (page - 1) * limit;
     const ids: number[] = [];
     let total = 0;
+    const { positions } = this.exposed;
     for (let i = ordering.start(now); i < ordering.ids.length; i++) {
       const id = ordering.ids[i]!;
-      if ((this.updatedAt[(this.positions[id] ?? 0) - 1] ?? -Infinity) < sinceMs) continue;
+      if ((this.updatedAt[(positions[id] ?? 0) - 1] ?? -Infinity) < sinceMs) continue;
       if (total >= from && ids.length < limit) ids.push(id);
       total += 1;
     }
@@ -103,17 +88,7 @@ export class LocaleView {
    * filter and order by the snapshot instead of asking SQLite again for every hit.
    */
   exposure(now: number, section: string | undefined): ExposureIndex {
-    const start = this.all.start(now);
-    const wanted = section === undefined ? -1 : this.sectionSlugs.indexOf(section);
-    if (section !== undefined && wanted === -1) return { rank: () => -1 };
-    const { positions, sectionAt } = this;
-    return {
-      rank(id: number): number {
-        const position = (positions[id] ?? 0) - 1;
-        if (position < start) return -1;
-        return wanted === -1 || sectionAt[position] === wanted ? position : -1;
-      },
-    };
+    return this.exposed.exposure(now, section);
   }
 
   /**
@@ -121,7 +96,7 @@ export class LocaleView {
    * version, or a scheduled article whose time has come. Response caches are keyed by it.
    */
   contentTag(now: number): string {
-    return `${this.locale}.${this.serial}.${this.all.start(now)}`;
+    return this.exposed.contentTag(now);
   }
 
   /** When this locale's exposed content last changed: a sync, or a scheduled publication. */

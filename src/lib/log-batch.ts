@@ -1,4 +1,5 @@
 import type { DestinationStream } from 'pino';
+import { TurnQueue } from './turn-queue.js';
 
 /** Where a batch goes: pino.destination (SonicBoom). */
 export interface LineWriter {
@@ -12,7 +13,7 @@ export interface LineWriter {
 
 /**
  * Gathers the log lines written during one turn of the event loop and hands them to the
- * writer as one string when the turn ends (setImmediate), at pino's flush() and at exit. The
+ * writer as one string when the turn ends (a TurnQueue), at pino's flush() and at exit. The
  * API writes a line per request, and the requests read from the sockets in one turn are
  * answered in that turn: one write per turn instead of one per line. The writer stays
  * asynchronous (SonicBoom on libuv's thread pool): a log reader that stops reading (a full
@@ -23,29 +24,27 @@ export interface LineWriter {
  * measures its whole pending buffer again at each line), cost the answer 5-10% of its CPU.
  */
 export class TurnBatch implements DestinationStream {
-  private pending: string[] = [];
+  private readonly pending = new TurnQueue<string>((lines) => this.out.write(lines.length === 1 ? lines[0]! : lines.join('')));
   private ended = false;
-  private readonly endTurn = () => this.drain();
 
   constructor(private readonly out: LineWriter) {
     // pino registered its own exit flush when the writer was made, before this one runs.
     process.once('exit', () => {
       // After end() everything was written, and the writer refuses any further call.
       if (this.ended) return;
-      this.drain();
+      this.pending.flush();
       this.out.flushSync?.();
     });
   }
 
   write(line: string): void {
     if (this.ended) return;
-    if (this.pending.length === 0) setImmediate(this.endTurn);
     this.pending.push(line);
   }
 
   /** Called by logger.flush(): writes what is pending now. */
   flush(callback?: (error?: Error) => void): void {
-    this.drain();
+    this.pending.flush();
     callback?.();
   }
 
@@ -55,18 +54,11 @@ export class TurnBatch implements DestinationStream {
    * be lost at exit. Lines logged after this are dropped.
    */
   end(callback: () => void): void {
-    this.drain();
+    this.pending.flush();
     this.ended = true;
     const { out } = this;
     if (!out.end || !out.once) return callback();
     out.once('close', callback);
     out.end();
-  }
-
-  private drain(): void {
-    if (this.pending.length === 0) return;
-    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
-    this.pending = [];
-    this.out.write(text);
   }
 }

@@ -1,19 +1,9 @@
 import type { StoreSession } from '../db/snapshot/snapshot-store.js';
+import type { ExposureIndex } from '../db/snapshot/locale-exposure.js';
 import type { Locale } from '../locale.js';
 
-/** Where the snapshot exposes articles right now: what the embedded engine filters and orders by. */
-export interface ExposureIndex {
-  /**
-   * The article's rank in partner order (newest first, ties by slug) when it is exposed now
-   * and in the section asked for; -1 otherwise.
-   */
-  rank(id: number): number;
-  /**
-   * Every article id in partner order (some not exposed now, or not in the section: check
-   * rank), when the index has it at hand: ordering a large result set is then one pass.
-   */
-  readonly ordered?: Int32Array;
-}
+// The index engines filter and order by; it lives beside the exposure rule it holds in memory.
+export type { ExposureIndex } from '../db/snapshot/locale-exposure.js';
 
 export interface SearchQuery {
   locale: Locale;

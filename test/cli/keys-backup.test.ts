@@ -9,8 +9,8 @@ import { withKeys } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { cliJson, expectOneLineFailure, readRows, type CreatedJson, type SummaryJson } from './keys-helpers.js';
-import { lines, runCli } from './run-node.js';
+import { cliJson, expectOneLineFailure, readRows, type CreatedJson, type SummaryJson } from '../support/keys-helpers.js';
+import { lines, runCli } from '../support/run-node.js';
 
 /*
  * Backup and restore as an operator does them: the real CLI, the real API process, files on

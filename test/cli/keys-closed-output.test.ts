@@ -3,8 +3,8 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displayPrefix, generateKey, hashKey } from '../../src/keys/format.js';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { cliJson, expectOneLineFailure, readRows, type CreatedJson } from './keys-helpers.js';
-import { runCli } from './run-node.js';
+import { cliJson, expectOneLineFailure, readRows, type CreatedJson } from '../support/keys-helpers.js';
+import { runCli } from '../support/run-node.js';
 
 /*
  * The keys CLI's output going nowhere: piped into a reader that stops early

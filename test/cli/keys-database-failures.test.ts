@@ -2,8 +2,8 @@ import Database from 'better-sqlite3';
 import { openSync, writeSync, closeSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/snapshot-fixture.js';
-import { cliJson, expectOneLineFailure, readRows, type CreatedJson } from './keys-helpers.js';
-import { runCli } from './run-node.js';
+import { cliJson, expectOneLineFailure, readRows, type CreatedJson } from '../support/keys-helpers.js';
+import { runCli } from '../support/run-node.js';
 
 /*
  * The keys database failing under a command that opened it fine: locked by another writer

@@ -5,12 +5,12 @@ import { KeysStore } from '../../src/db/keys/keys-store.js';
 import { displayPrefix, generateKey, hashKey } from '../../src/keys/format.js';
 import { KeyVerifier } from '../../src/keys/verifier.js';
 import { formatUtcSeconds } from '../../src/lib/time.js';
-import { expectError } from '../http/contract-helpers.js';
+import { expectError } from '../support/contract-helpers.js';
 import { memoryLogger, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { cliJson, expectOneLineFailure, readRows, type CreatedJson, type SummaryJson } from './keys-helpers.js';
-import { lines, runCli } from './run-node.js';
+import { cliJson, expectOneLineFailure, readRows, type CreatedJson, type SummaryJson } from '../support/keys-helpers.js';
+import { lines, runCli } from '../support/run-node.js';
 
 /*
  * The key lifecycle through the real CLI process, checked against the real API: the move of

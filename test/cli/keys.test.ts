@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import type { CreatedJson } from './keys-helpers.js';
-import { lines, runCli, type RunResult } from './run-node.js';
+import type { CreatedJson } from '../support/keys-helpers.js';
+import { lines, runCli, type RunResult } from '../support/run-node.js';
 
 /*
  * The editors' key tool, run as editors run it: a real `node dist/src/cli/keys.js` process over

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NotASnapshotError, openReader, openWriter, SchemaOutdatedError, SnapshotMissingError } from '../../src/db/sqlite/connection.js';
 import { migrate, migrations } from '../../src/db/sqlite/migrate.js';
-import { CONNECTION_MODULE_PATH, runNode } from '../cli/run-node.js';
+import { CONNECTION_MODULE_PATH, runNode } from '../support/run-node.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 
 const journal = JSON.parse(

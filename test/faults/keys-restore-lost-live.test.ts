@@ -1,6 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli as runCliWith } from '../cli/run-node.js';
+import { runCli as runCliWith } from '../support/run-node.js';
 import { tempDir } from '../support/snapshot-fixture.js';
 
 /*

@@ -6,7 +6,7 @@ import { revokeKey } from '../../src/keys/manage.js';
 import { addKey, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, expectNoLeak } from '../http/contract-helpers.js';
+import { deepStrict, expectNoLeak } from '../support/contract-helpers.js';
 import { anyValue, createClient, fuzzRuns, fuzzSeed, headers, method, queryString, segment, type FuzzRequest, type FuzzResponse } from './requests.js';
 
 /*

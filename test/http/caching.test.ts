@@ -4,7 +4,7 @@ import { ResponseCache } from '../../src/http/fast/representation.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir, writeSnapshot, type SnapshotContent } from '../support/snapshot-fixture.js';
-import { expectError, isoPlus, MINUTE } from './contract-helpers.js';
+import { expectError, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const SYNCED = isoPlus(NOW, -120 * MINUTE);

@@ -3,7 +3,7 @@ import { sectionListSchema } from '../../src/http/contract/response-schemas.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, isoPlus, MINUTE } from './contract-helpers.js';
+import { deepStrict, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const SCHEDULED_AT = isoPlus(NOW, 30 * MINUTE);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { isoPlus, MINUTE } from './contract-helpers.js';
+import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * Conditional requests as real clients send them: Node's own fetch (which adds

@@ -4,7 +4,7 @@ import { errorSchema } from '../../src/http/contract/response-schemas.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, expectError, expectNoLeak, isoPlus, MINUTE } from './contract-helpers.js';
+import { deepStrict, expectError, expectNoLeak, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const dir = tempDir();

@@ -6,7 +6,7 @@ import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, isoPlus } from './contract-helpers.js';
+import { deepStrict, isoPlus } from '../support/contract-helpers.js';
 
 /*
  * /health as an alerting source: `degraded` (still 200) when the snapshot is older than its

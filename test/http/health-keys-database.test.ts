@@ -4,7 +4,7 @@ import { healthSchema, type Health } from '../../src/http/contract/response-sche
 import { addKey, keysPathFor, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, expectError, expectNoLeak, isoPlus, MINUTE } from './contract-helpers.js';
+import { deepStrict, expectError, expectNoLeak, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * /health and the keys database: when the keys cannot be checked every /api/v1 request is a

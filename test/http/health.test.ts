@@ -4,7 +4,7 @@ import { healthSchema } from '../../src/http/contract/response-schemas.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir, writeSnapshot, type SnapshotContent } from '../support/snapshot-fixture.js';
-import { deepStrict, isoPlus } from './contract-helpers.js';
+import { deepStrict, isoPlus } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const FIRST_SYNC = isoPlus(NOW, -90_000);

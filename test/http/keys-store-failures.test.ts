@@ -5,7 +5,7 @@ import { generateKey } from '../../src/keys/format.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectError, isoPlus, MINUTE } from './contract-helpers.js';
+import { expectError, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * The keys database fails the way the snapshot can: missing, replaced, garbage. Every case

@@ -8,7 +8,7 @@ import { errorSchema } from '../../src/http/contract/response-schemas.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, isoPlus, MINUTE } from './contract-helpers.js';
+import { deepStrict, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * The OpenAPI document is complete: valid OpenAPI 3.1 by a real validator, stable operation

@@ -5,7 +5,7 @@ import type { SearchEngine } from '../../src/search/engine.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { isoPlus, MINUTE } from './contract-helpers.js';
+import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * The Link header of the article list and of search: a client pages by following

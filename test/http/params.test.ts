@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectError, isoPlus, MINUTE } from './contract-helpers.js';
+import { expectError, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const dir = tempDir();

@@ -3,7 +3,7 @@ import type { RequestContext } from '../../src/http/pipeline/context.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectError, isoPlus, MINUTE } from './contract-helpers.js';
+import { expectError, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * Per-key rate limits through the real app on a real server. The app's clock is a test clock

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { isoPlus, MINUTE } from './contract-helpers.js';
+import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * The request context is set the same way by the fast path and by Express: the request log

@@ -5,7 +5,7 @@ import { loadApiConfig } from '../../src/config/api.js';
 import { addKey, startApi, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectNoLeak } from './contract-helpers.js';
+import { expectNoLeak } from '../support/contract-helpers.js';
 
 /*
  * What Node's own HTTP layer does before a request reaches the app, tested from raw sockets:

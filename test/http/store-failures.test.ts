@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../support/worker.js';
 import { openKeys } from '../../src/keys/open.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir, writeSnapshot, type SnapshotContent } from '../support/snapshot-fixture.js';
-import { deepStrict, expectError, expectNoLeak, isoPlus, MINUTE } from './contract-helpers.js';
+import { deepStrict, expectError, expectNoLeak, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const dir = tempDir();

@@ -10,7 +10,7 @@ import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { CLIENT_SOURCE, MISTAKE_PRELUDE, MISTAKES } from '../support/typed-client-source.js';
-import { isoPlus, MINUTE } from './contract-helpers.js';
+import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
  * The integration docs/partners.md recommends, end to end: types generated from the live

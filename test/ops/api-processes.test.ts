@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../src/keys/manage.js';
-import { runNode, SERVER_PATH } from '../cli/run-node.js';
+import { runNode, SERVER_PATH } from '../support/run-node.js';
 import { addKey, keysPathFor, withKeys } from '../support/api.js';
 import { killApis, spawnApi, type ApiProcess } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SERVER_PATH } from '../cli/run-node.js';
+import { SERVER_PATH } from '../support/run-node.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 
 /*

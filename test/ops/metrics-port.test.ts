@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runNode, SERVER_PATH, type RunResult } from '../cli/run-node.js';
+import { runNode, SERVER_PATH, type RunResult } from '../support/run-node.js';
 import { addKey } from '../support/api.js';
 import { killApis, spawnApi } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';

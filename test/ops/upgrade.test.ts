@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../src/db/sqlite/migrate.js';
 import { displayPrefix, generateKey, hashKey } from '../../src/keys/format.js';
-import { runCli } from '../cli/run-node.js';
+import { runCli } from '../support/run-node.js';
 import { killApis, spawnApi } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

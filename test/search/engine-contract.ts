@@ -5,7 +5,7 @@ import { addKey, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import type { EngineSetup } from '../support/meili-fixture.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, isoPlus, MINUTE } from '../http/contract-helpers.js';
+import { deepStrict, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 export type { EngineSetup } from '../support/meili-fixture.js';
 

@@ -15,7 +15,7 @@ import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { startFakeMeilisearch, type FakeMeilisearch } from '../fakes/fake-meilisearch.js';
 import { uniqueIndexPrefix } from '../support/meili-fixture.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectError } from '../http/contract-helpers.js';
+import { expectError } from '../support/contract-helpers.js';
 
 /** The ConfigError `load` throws; fails the test when it throws nothing or something else. */
 function configError(load: () => unknown): ConfigError {

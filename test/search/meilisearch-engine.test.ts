@@ -7,7 +7,7 @@ import { startFakeMeilisearch, type FakeMeilisearch, type RequestLogEntry } from
 import { meiliFixture, type MeiliFixture } from '../support/meili-fixture.js';
 import { AdmittedEngine } from '../../src/search/admitted-engine.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, expectError, isoPlus, MINUTE } from '../http/contract-helpers.js';
+import { deepStrict, expectError, isoPlus, MINUTE } from '../support/contract-helpers.js';
 import { healthSchema } from '../../src/http/contract/response-schemas.js';
 
 /*

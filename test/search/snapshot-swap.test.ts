@@ -6,7 +6,7 @@ import type { SearchEngine, SearchQuery } from '../../src/search/engine.js';
 import { addKey, keysPathFor, startApi, testClock } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectError } from '../http/contract-helpers.js';
+import { expectError } from '../support/contract-helpers.js';
 
 /*
  * A search awaits (a slot, a search server) while the operator moves another snapshot into

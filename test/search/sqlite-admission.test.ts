@@ -9,7 +9,7 @@ import { DEFAULT_RANKED_OPTIONS, SqliteFtsEngine } from '../../src/search/sqlite
 import { addKey, memoryLogger, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { expectError } from '../http/contract-helpers.js';
+import { expectError } from '../support/contract-helpers.js';
 
 /** A task the test finishes by hand. */
 function gate() {

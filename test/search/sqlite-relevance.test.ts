@@ -4,7 +4,7 @@ import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { isoPlus, MINUTE } from '../http/contract-helpers.js';
+import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const COMMON = 60;

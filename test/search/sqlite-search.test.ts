@@ -7,7 +7,7 @@ import { matchFor } from '../../src/search/sqlite/match-expression.js';
 import { addKey, startApi, testClock, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
-import { deepStrict, expectError, isoPlus, MINUTE } from '../http/contract-helpers.js';
+import { deepStrict, expectError, isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 const NOW = '2026-11-01T12:00:00Z';
 const SCHEDULED_AT = isoPlus(NOW, 30 * MINUTE);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { SERVER_PATH } from '../cli/run-node.js';
+import { SERVER_PATH } from './run-node.js';
 import { parsedLogs, REPO_ROOT, waitFor } from './worker.js';
 
 /*

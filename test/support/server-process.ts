@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { SERVER_PATH } from '../cli/run-node.js';
+import { SERVER_PATH } from './run-node.js';
 
 export interface ServerProcess {
   url: string;

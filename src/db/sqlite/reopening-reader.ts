@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
+import { TurnQueue } from '../../lib/turn-queue.js';
 import type { Logger } from '../../logger.js';
 import { statementsFor } from './connection.js';
 
@@ -54,10 +55,11 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
   private seenInode = 0;
   private seenCtimeMs = 0;
   private broken: { error: unknown; inode: number; ctimeMs: number } | undefined;
-  private checkedThisTurn = false;
-  private readonly endTurn = () => {
-    this.checkedThisTurn = false;
-  };
+  /**
+   * The connection checked in this turn, until the turn ends: the requests of one turn share
+   * one stat. Flushed early to make the next use check again (recheck, markBroken).
+   */
+  private readonly checkedThisTurn = new TurnQueue<D>(() => {});
   private lastProblem: string | undefined;
   private opened = 0;
   /** Whether the last use() checked the file (first use in its turn, or a new connection). */
@@ -77,7 +79,7 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
    * stat-ing or opening the file throws. Runs on every request: it allocates nothing.
    */
   use(): D {
-    if (this.checkedThisTurn && this.db) {
+    if (!this.checkedThisTurn.isEmpty && this.db) {
       this.checkedNow = false;
       return this.db;
     }
@@ -101,9 +103,8 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
       this.ctimeMs = ctimeMs;
       this.opened += 1;
     }
-    this.checkedThisTurn = true;
+    this.checkedThisTurn.push(this.db);
     this.checkedNow = true;
-    setImmediate(this.endTurn);
     return this.db;
   }
 
@@ -113,7 +114,7 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
    */
   markBroken(error: unknown): void {
     this.broken = { error, inode: this.seenInode, ctimeMs: this.seenCtimeMs };
-    this.checkedThisTurn = false;
+    this.checkedThisTurn.flush();
   }
 
   /** Whether the file is marked damaged (and has not changed since). */
@@ -140,7 +141,7 @@ export class ReopeningReader<D extends { $client: Database.Database }> {
 
   /** Makes the next use check the file again, even in this turn (after a failed use). */
   recheck(): void {
-    this.checkedThisTurn = false;
+    this.checkedThisTurn.flush();
   }
 
   /** SQLite's data_version: it moves when another connection commits. */

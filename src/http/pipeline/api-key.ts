@@ -31,11 +31,11 @@ export interface KeyCheckDeps {
  */
 export function checkKey(req: IncomingMessage, res: ServerResponse, deps: KeyCheckDeps): StoreSession {
   const context = contextOf(res);
-  if (context.keyChecked) {
-    if (context.session === undefined || context.keyError !== undefined) throw context.keyError;
-    return context.session;
+  const done = context.keyCheck;
+  if (done !== undefined) {
+    if ('error' in done) throw done.error;
+    return done.session;
   }
-  context.keyChecked = true;
   try {
     const key = deps.keys.verify(req.headers['x-api-key'] as string | undefined, deps.keysStore.session());
     context.key = key;
@@ -45,10 +45,10 @@ export function checkKey(req: IncomingMessage, res: ServerResponse, deps: KeyChe
       context.rateLimit = decision;
       if (!decision.allowed) throw rateLimited(decision);
     }
-    context.session = session;
+    context.keyCheck = { session };
     return session;
   } catch (error) {
-    context.keyError = error;
+    context.keyCheck = { error };
     throw error;
   }
 }
@@ -67,7 +67,7 @@ export function requireApiKey(deps: KeyCheckDeps): RequestHandler {
 
 /** The store session the key was checked against, for the routes behind requireApiKey. */
 export function sessionOf(res: Response): StoreSession {
-  const session = contextOf(res).session;
-  if (!session) throw new Error('sessionOf: the route is not behind requireApiKey');
-  return session;
+  const check = contextOf(res).keyCheck;
+  if (!check || !('session' in check)) throw new Error('sessionOf: the route is not behind requireApiKey');
+  return check.session;
 }

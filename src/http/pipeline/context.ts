@@ -20,17 +20,13 @@ export interface RequestContext {
    * is created; undefined for a path no route answers (a 404).
    */
   readonly route: Route | undefined;
-  /** The partner's key once it passed the check (src/http/pipeline/api-key.ts). */
+  /** The partner's key once it is verified (logged), even when its rate then refused the request. */
   key: VerifiedKey | undefined;
-  /** The store session the key was checked against; the route reads content through it. */
-  session: StoreSession | undefined;
   /**
-   * The key check ran for this request (whatever its outcome): it runs once, so a request the
-   * fast path hands over to Express is neither checked nor charged twice.
+   * The outcome of the key check (src/http/pipeline/api-key.ts), undefined until it ran. It runs
+   * once: a request the fast path hands over to Express is neither checked nor charged twice.
    */
-  keyChecked: boolean;
-  /** What the key check threw, thrown again to Express's error handler. */
-  keyError: unknown;
+  keyCheck: KeyCheck | undefined;
   /** The rate-limit decision for this request, when the key was charged. */
   rateLimit: RateDecision | undefined;
   /** The error code sent, when the answer is an error. */
@@ -43,6 +39,12 @@ export interface RequestContext {
   basePath: string;
 }
 
+/**
+ * A passed check holds the store session the key was checked against (the route reads content
+ * through it); a failed one what it threw, thrown again to Express's error handler.
+ */
+export type KeyCheck = { readonly session: StoreSession } | { readonly error: unknown };
+
 const CONTEXT = Symbol('requestContext');
 
 type WithContext = ServerResponse & { [CONTEXT]?: RequestContext };
@@ -54,9 +56,7 @@ export function beginContext(res: ServerResponse, requestId: string, startedAt: 
     requestId,
     route,
     key: undefined,
-    session: undefined,
-    keyChecked: false,
-    keyError: undefined,
+    keyCheck: undefined,
     rateLimit: undefined,
     errorCode: undefined,
     errorReason: undefined,

@@ -5,7 +5,7 @@ import { loadApiConfig } from '../../../src/config/api.js';
 import { loadCliConfig } from '../../../src/config/cli.js';
 import { loadWorkerConfig, requireCms } from '../../../src/config/worker.js';
 import { ConfigError } from '../../../src/errors.js';
-import { runNode, SERVER_PATH } from '../../cli/run-node.js';
+import { runNode, SERVER_PATH } from '../../support/run-node.js';
 
 type Env = Record<string, string | undefined>;
 

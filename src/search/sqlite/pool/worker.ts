@@ -43,8 +43,7 @@ function run(job: SearchJob): JobResult {
     try {
       const table = views.table(session, job.locale);
       const exposure = table.exposure(job.now, job.section);
-      const contentTag = `${job.locale}.${table.contentTag(job.now)}`;
-      const page = ranked.page(session.db, { ...job, contentTag }, exposure);
+      const page = ranked.page(session.db, { ...job, contentTag: table.contentTag(job.now) }, exposure);
       return { id: job.id, ok: true, ids: page.ids, total: page.total, cache: ranked.stats() };
     } catch (error) {
       throw store.failure(error);
