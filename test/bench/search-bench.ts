@@ -25,6 +25,10 @@ export interface SearchFigures {
   unique20Plain: LoadResult;
   /** Each of COLD_TERMS asked once, right after start (highlights on), one at a time. */
   cold: { q: string; ms: number; status: number }[];
+  /** Seconds from /health answering until every search thread had precomputed the common words. */
+  precomputeSeconds: number;
+  /** Each of COLD_TERMS_PRECOMPUTED asked once after that: words no search had used yet. */
+  coldPrecomputed: { q: string; ms: number; status: number }[];
   listAlone: LoadResult;
   listWithSearch: LoadResult;
   searchBesideList: LoadResult;
@@ -49,6 +53,18 @@ export const COLD_TERMS: { q: string; locale: string }[] = [
   { q: 'power supply', locale: 'en' },
   { q: '激光', locale: 'zh' },
   { q: '光纤 切割', locale: 'zh' },
+];
+/** Other common words, asked once the search threads have precomputed the common words' lists. */
+export const COLD_TERMS_PRECOMPUTED: { q: string; locale: string }[] = [
+  { q: 'pulsed', locale: 'en' },
+  { q: 'green market', locale: 'en' },
+  { q: 'copper busbar', locale: 'en' },
+  { q: 'steel sheet', locale: 'en' },
+  { q: 'galvo scanner', locale: 'en' },
+  { q: 'semiconductor wafer', locale: 'en' },
+  { q: 'diode', locale: 'en' },
+  { q: '光学', locale: 'zh' },
+  { q: '半导体 设备', locale: 'zh' },
 ];
 const KEYS = 4;
 
@@ -126,6 +142,18 @@ function startPinnedApi(env: Record<string, string>, pinned: boolean): ChildProc
   return child;
 }
 
+/** Polls the API's metrics until `threads` search threads have precomputed the common words (at most 2 minutes). */
+async function waitForPrecompute(metricsUrl: string, threads: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const text = await (await fetch(metricsUrl)).text();
+    const value = Number(/^syndication_search_threads_precomputed (\S+)$/m.exec(text)?.[1] ?? 0);
+    if (value >= threads) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('the search threads did not precompute the common words within 2 minutes');
+}
+
 export async function benchSearch(databasePath: string, totalEn: number): Promise<SearchFigures> {
   const keys = Array.from({ length: KEYS }, (_, i) =>
     (JSON.parse(
@@ -140,16 +168,18 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   // The load generator (this process, its threads included) on the other core.
   if (pinned) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
   const port = await freePort();
+  const metricsPort = await freePort();
   const workers = Number(process.env.SEARCH_WORKERS ?? 2);
   const api = startPinnedApi(
     // Rate limits off: these phases measure search capacity and caches, not the per-key rate.
-    { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0' },
+    { DATABASE_PATH: databasePath, PORT: String(port), METRICS_PORT: String(metricsPort), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0' },
     pinned,
   );
   const base = `http://127.0.0.1:${port}`;
   try {
     // Generous: on a busy machine an API pinned to one core takes a while to open a large snapshot.
     await waitForHttp(`${base}/health`, 120_000);
+    const healthAt = performance.now();
     const vocab = vocabulary(databasePath);
     const queries = uniqueQueries(vocab, 6 * SECONDS * 60, 7);
     let used = 0;
@@ -161,13 +191,22 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     const rate = (urls: string[], perSecond: number) =>
       load({ mode: 'rate', urls, headerSets, rate: perSecond, durationMs: SECONDS * 1000, warmupMs: 0, connections: 64 });
     // Cold: before any load, so no search thread has read these words yet.
-    const cold: SearchFigures['cold'] = [];
-    for (const [i, { q, locale }] of COLD_TERMS.entries()) {
-      const t0 = performance.now();
-      const res = await fetch(`${base}/api/v1/search?q=${encodeURIComponent(q)}&locale=${locale}`, { headers: headerSets[i % KEYS] });
-      await res.arrayBuffer();
-      cold.push({ q, ms: performance.now() - t0, status: res.status });
-    }
+    const coldQueries = async (terms: { q: string; locale: string }[]) => {
+      const out: SearchFigures['cold'] = [];
+      for (const [i, { q, locale }] of terms.entries()) {
+        const t0 = performance.now();
+        const res = await fetch(`${base}/api/v1/search?q=${encodeURIComponent(q)}&locale=${locale}`, { headers: headerSets[i % KEYS] });
+        await res.arrayBuffer();
+        out.push({ q, ms: performance.now() - t0, status: res.status });
+      }
+      return out;
+    };
+    // Right after start: the search threads may still be precomputing the common words.
+    const cold = await coldQueries(COLD_TERMS);
+    // Then once every thread says it has (the metric operators see).
+    await waitForPrecompute(`http://127.0.0.1:${metricsPort}/metrics`, workers);
+    const precomputeSeconds = (performance.now() - healthAt) / 1000;
+    const coldPrecomputed = await coldQueries(COLD_TERMS_PRECOMPUTED);
     const unique5 = await rate(searchUrls(5 * SECONDS + 5), 5);
     const unique20 = await rate(searchUrls(20 * SECONDS + 5), 20);
     const unique5Plain = await rate(searchUrls(5 * SECONDS + 5, false), 5);
@@ -212,7 +251,7 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     // Words no article has: each answer is empty and cheap, but each is a new cache entry.
     await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
     const afterQueries = memoryOf(api.pid!).rssMb;
-    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: 64 } };
+    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, precomputeSeconds, coldPrecomputed, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: 64 } };
   } finally {
     await stop(api);
     if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });

@@ -107,7 +107,9 @@ describe('search threads started ahead of the first search', () => {
     engine.start();
     const precomputed = () =>
       lines.map((l) => JSON.parse(l) as { msg: string; thread: number; words: number; bytes: number }).filter((l) => l.msg.startsWith('search thread precomputed'));
+    expect(engine.stats().threads_precomputed).toBe(0);
     await expect.poll(() => precomputed().map((l) => l.thread).sort(), { timeout: 15_000 }).toEqual([0, 1]);
+    await expect.poll(() => engine!.stats().threads_precomputed, { timeout: 15_000 }).toBe(2);
     for (const line of precomputed()) {
       expect(line.words).toBeGreaterThan(3);
       expect(line.bytes).toBeGreaterThan(0);

@@ -53,4 +53,15 @@ export interface WarmMessage {
 /** A thread's answer to WarmMessage: its views are built. */
 export interface ReadyMessage {
   ready: true;
+  /** The thread is precomputing common words (for a new snapshot, or since its start). */
+  precomputing: boolean;
+}
+
+/**
+ * A thread finished precomputing the common words' lists for the snapshot it planned them on
+ * (src/search/sqlite/term-sets.ts). A plan cut short by a newer snapshot sends nothing: the
+ * next refresh round plans again.
+ */
+export interface PrecomputedMessage {
+  precomputed: { words: number; ms: number };
 }

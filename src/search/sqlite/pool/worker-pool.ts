@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError } from '../../../errors.js';
 import type { Logger } from '../../../logger.js';
 import type { SearchPage } from '../../engine.js';
-import type { CacheStats, JobResult, LogMessage, ReadyMessage, SearchJob, WorkerSetup } from './protocol.js';
+import type { CacheStats, JobResult, LogMessage, PrecomputedMessage, ReadyMessage, SearchJob, WorkerSetup } from './protocol.js';
 import { workerScript } from './worker-script.js';
 
 interface Task {
@@ -27,6 +27,8 @@ interface Slot {
   failures: number;
   respawn: NodeJS.Timeout | undefined;
   cache: CacheStats;
+  /** The thread has precomputed the common words of the snapshot it sees (or had none to). */
+  precomputed: boolean;
 }
 
 const NO_CACHE: CacheStats = { hits: 0, misses: 0, bytes: 0, entries: 0 };
@@ -64,7 +66,7 @@ export class WorkerPool {
     private readonly setup: WorkerSetup,
     private readonly logger: Logger,
   ) {
-    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, warming: false, failures: 0, respawn: undefined, cache: NO_CACHE }));
+    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, warming: false, failures: 0, respawn: undefined, cache: NO_CACHE, precomputed: false }));
   }
 
   run(job: Omit<SearchJob, 'id'>, signal?: AbortSignal): Promise<SearchPage> {
@@ -116,7 +118,7 @@ export class WorkerPool {
     }
   }
 
-  stats(): { workers: number; busy: number; waiting: number; replaced: number; cache: CacheStats } {
+  stats(): { workers: number; busy: number; waiting: number; replaced: number; precomputed: number; cache: CacheStats } {
     const cache = { ...NO_CACHE };
     for (const slot of this.slots) {
       cache.hits += slot.cache.hits;
@@ -129,6 +131,7 @@ export class WorkerPool {
       busy: this.slots.filter((s) => s.task || s.pendingId !== undefined).length,
       waiting: this.waiting.length,
       replaced: this.replaced,
+      precomputed: this.slots.filter((s) => s.worker && s.ready && s.precomputed).length,
       cache,
     };
   }
@@ -167,10 +170,14 @@ export class WorkerPool {
     });
     slot.ready = false;
     slot.warming = true;
-    worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
+    worker.on('message', (message: JobResult | LogMessage | ReadyMessage | PrecomputedMessage) => {
       if ('log' in message) this.relay(slot, message.log);
       else if (slot.worker !== worker) return;
-      else if ('ready' in message) this.warmed(slot);
+      else if ('precomputed' in message) slot.precomputed = true;
+      else if ('ready' in message) {
+        slot.precomputed = !message.precomputing;
+        this.warmed(slot);
+      }
       else this.finish(slot, message);
     });
     worker.on('error', (error) => this.crashed(slot, worker, error));
@@ -231,6 +238,7 @@ export class WorkerPool {
     slot.pendingId = undefined;
     slot.worker = undefined;
     slot.cache = NO_CACHE;
+    slot.precomputed = false;
     this.replaced += 1;
     this.settle(slot);
     task.reject(task.signal!.reason);
@@ -247,6 +255,7 @@ export class WorkerPool {
     slot.ready = false;
     slot.warming = false;
     slot.cache = NO_CACHE;
+    slot.precomputed = false;
     this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
     // The engine could not answer (the contract's 503), not a fault in the request.
     this.settle(slot)?.reject(new ServiceUnavailableError('Search is unavailable right now; please retry.', `search thread failed: ${error.message}`));

@@ -57,7 +57,10 @@ function run(job: SearchJob): JobResult {
   }
 }
 
-/** Builds the views of every locale that changed (asked at start and in the pool's refresh rounds). */
+/**
+ * Builds the views of every locale that changed (asked at start and in the pool's refresh
+ * rounds), and plans the common words to precompute.
+ */
 function warm(): void {
   for (const locale of LOCALES) {
     try {
@@ -73,7 +76,7 @@ function warm(): void {
       // A new plan replaces one still going (the snapshot changed again): one loop at a time.
       if (!precomputing) setImmediate(precomputeNext);
       common = words;
-      precomputing = { started: performance.now(), words: words.length };
+      precomputing = { started: performance.now(), words: words.length, planned: words };
     }
   } catch {
     // The snapshot cannot answer now: searches say so, and the next refresh round plans again.
@@ -81,7 +84,22 @@ function warm(): void {
 }
 
 let common: string[] = [];
-let precomputing: { started: number; words: number } | undefined;
+let precomputing: { started: number; words: number; planned: string[] } | undefined;
+
+/** A few queries of two of the most common words in each locale, ranked and dropped (RankedSearch.rehearse). */
+function rehearse(words: string[]): void {
+  const han = /\p{Script=Han}/u;
+  try {
+    const session = store.session();
+    for (const locale of LOCALES) {
+      const mine = words.filter((w) => han.test(w) === (locale === 'zh')).slice(0, 8);
+      const exposure = views.table(session, locale).exposure(Date.now(), undefined);
+      for (let i = 0; i + 1 < mine.length; i += 2) ranked.rehearse(session.db, `${mine[i]} ${mine[i + 1]}`, exposure);
+    }
+  } catch {
+    // Only a rehearsal: the snapshot failing now is for the next search to report.
+  }
+}
 
 /**
  * One common word per turn of this thread's event loop: a search posted meanwhile runs between
@@ -103,15 +121,17 @@ function precomputeNext(): void {
     return;
   }
   if (common.length > 0) return void setImmediate(precomputeNext);
+  rehearse(precomputing.planned);
   const ms = Math.round(performance.now() - precomputing.started);
   logger.debug({ words: precomputing.words, ms, bytes: ranked.termStats().bytes }, `search thread precomputed the lists of ${precomputing.words} common words in ${ms} ms`);
+  port.postMessage({ precomputed: { words: precomputing.words, ms } });
   precomputing = undefined;
 }
 
 port.on('message', (message: SearchJob | WarmMessage) => {
   if ('warm' in message) {
     warm();
-    port.postMessage({ ready: true });
+    port.postMessage({ ready: true, precomputing: precomputing !== undefined });
   }
   else port.postMessage(run(message));
 });
