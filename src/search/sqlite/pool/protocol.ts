@@ -53,15 +53,9 @@ export interface WarmMessage {
 /** A thread's answer to WarmMessage: its views are built. */
 export interface ReadyMessage {
   ready: true;
-  /** The thread is precomputing common words (for a new snapshot, or since its start). */
+  /**
+   * Common words remain to precompute (for a new snapshot, or since its start): the pool asks
+   * again, one thread at a time, while no search waits.
+   */
   precomputing: boolean;
-}
-
-/**
- * A thread finished precomputing the common words' lists for the snapshot it planned them on
- * (src/search/sqlite/term-sets.ts). A plan cut short by a newer snapshot sends nothing: the
- * next refresh round plans again.
- */
-export interface PrecomputedMessage {
-  precomputed: { words: number; ms: number };
 }

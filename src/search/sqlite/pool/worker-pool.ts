@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError } from '../../../errors.js';
 import type { Logger } from '../../../logger.js';
 import type { SearchPage } from '../../engine.js';
-import type { CacheStats, JobResult, LogMessage, PrecomputedMessage, ReadyMessage, SearchJob, WorkerSetup } from './protocol.js';
+import type { CacheStats, JobResult, LogMessage, ReadyMessage, SearchJob, WorkerSetup } from './protocol.js';
 import { workerScript } from './worker-script.js';
 
 interface Task {
@@ -170,12 +170,14 @@ export class WorkerPool {
     });
     slot.ready = false;
     slot.warming = true;
-    worker.on('message', (message: JobResult | LogMessage | ReadyMessage | PrecomputedMessage) => {
+    worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
       if ('log' in message) this.relay(slot, message.log);
       else if (slot.worker !== worker) return;
-      else if ('precomputed' in message) slot.precomputed = true;
       else if ('ready' in message) {
         slot.precomputed = !message.precomputing;
+        // More common words to precompute: its next slice comes in this same round, after the
+        // other threads', unless searches are running or waiting (then the next round's).
+        if (message.precomputing && this.waiting.length === 0 && !this.slots.some((s) => s.task)) this.round.push(slot);
         this.warmed(slot);
       }
       else this.finish(slot, message);

@@ -59,9 +59,9 @@ function run(job: SearchJob): JobResult {
 
 /**
  * Builds the views of every locale that changed (asked at start and in the pool's refresh
- * rounds), and plans the common words to precompute.
+ * rounds), then precomputes common words for one slice of time; true while words remain.
  */
-function warm(): void {
+function warm(): boolean {
   for (const locale of LOCALES) {
     try {
       views.table(store.session(), locale);
@@ -70,24 +70,53 @@ function warm(): void {
     }
   }
   try {
-    // After a sync (or at start), the common words' lists to precompute (term-sets.ts).
+    // After a sync (or at start), the common words' lists to precompute (term-sets.ts); a new
+    // plan replaces one still going (the snapshot changed again).
     const words = ranked.planCommon(store.session().db);
-    if (words.length > 0) {
-      // A new plan replaces one still going (the snapshot changed again): one loop at a time.
-      if (!precomputing) setImmediate(precomputeNext);
-      common = words;
-      precomputing = { started: performance.now(), words: words.length, planned: words };
-    }
+    if (words.length > 0) precomputing = { started: performance.now(), remaining: [...words], planned: words };
   } catch {
     // The snapshot cannot answer now: searches say so, and the next refresh round plans again.
   }
+  return precomputing !== undefined && precomputeSlice();
 }
 
-let common: string[] = [];
-let precomputing: { started: number; words: number; planned: string[] } | undefined;
+/**
+ * The plan under way. It goes on in the pool's refresh rounds, one slice per round and one
+ * thread at a time, only while no search waits: searches go to the other threads meanwhile,
+ * and with one thread they wait one slice at most.
+ */
+let precomputing: { started: number; remaining: string[]; planned: string[] } | undefined;
+const SLICE_MS = 40;
+
+/** Precomputes common words for SLICE_MS at most; true while words remain. */
+function precomputeSlice(): boolean {
+  const plan = precomputing!;
+  const until = performance.now() + SLICE_MS;
+  for (let word = plan.remaining.shift(); word !== undefined; word = plan.remaining.shift()) {
+    let read = false;
+    try {
+      read = ranked.precompute(store.session().db, word);
+    } catch {
+      // The snapshot cannot answer now: the next refresh round plans again.
+    }
+    if (!read) {
+      // The snapshot changed since the plan (or failed): the next refresh round plans anew.
+      precomputing = undefined;
+      return false;
+    }
+    if (plan.remaining.length > 0 && performance.now() >= until) return true;
+  }
+  rehearse(plan.planned);
+  const ms = Math.round(performance.now() - plan.started);
+  logger.debug({ words: plan.planned.length, ms, bytes: ranked.termStats().bytes }, `search thread precomputed the lists of ${plan.planned.length} common words in ${ms} ms`);
+  precomputing = undefined;
+  return false;
+}
 
 /** A few queries of two of the most common words in each locale, ranked and dropped (RankedSearch.rehearse). */
 function rehearse(words: string[]): void {
+  // Common words of the zh locale are Han, of en not: a query of words of the other locale
+  // would match nothing there and exercise nothing.
   const han = /\p{Script=Han}/u;
   try {
     const session = store.session();
@@ -101,37 +130,9 @@ function rehearse(words: string[]): void {
   }
 }
 
-/**
- * One common word per turn of this thread's event loop: a search posted meanwhile runs between
- * two words, waiting at most for one word's read (a few to a few tens of milliseconds).
- */
-function precomputeNext(): void {
-  const word = common.shift();
-  if (word === undefined || !precomputing) return;
-  let read = false;
-  try {
-    read = ranked.precompute(store.session().db, word);
-  } catch {
-    // The snapshot cannot answer now: the next refresh round plans again.
-  }
-  if (!read) {
-    // The snapshot changed since the plan (or failed): the next refresh round plans anew.
-    common = [];
-    precomputing = undefined;
-    return;
-  }
-  if (common.length > 0) return void setImmediate(precomputeNext);
-  rehearse(precomputing.planned);
-  const ms = Math.round(performance.now() - precomputing.started);
-  logger.debug({ words: precomputing.words, ms, bytes: ranked.termStats().bytes }, `search thread precomputed the lists of ${precomputing.words} common words in ${ms} ms`);
-  port.postMessage({ precomputed: { words: precomputing.words, ms } });
-  precomputing = undefined;
-}
-
 port.on('message', (message: SearchJob | WarmMessage) => {
   if ('warm' in message) {
-    warm();
-    port.postMessage({ ready: true, precomputing: precomputing !== undefined });
+    port.postMessage({ ready: true, precomputing: warm() });
   }
   else port.postMessage(run(message));
 });
