@@ -142,6 +142,12 @@ function startPinnedApi(env: Record<string, string>, pinned: boolean): ChildProc
   return child;
 }
 
+function cacheSettings(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['CACHE_MB', 'SEARCH_TERM_CACHE_MB']) if (process.env[name]) out[name] = process.env[name]!;
+  return out;
+}
+
 /** Polls the API's metrics until `threads` search threads have precomputed the common words (at most 2 minutes). */
 async function waitForPrecompute(metricsUrl: string, threads: number): Promise<void> {
   const deadline = Date.now() + 120_000;
@@ -172,7 +178,8 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   const workers = Number(process.env.SEARCH_WORKERS ?? 2);
   const api = startPinnedApi(
     // Rate limits off: these phases measure search capacity and caches, not the per-key rate.
-    { DATABASE_PATH: databasePath, PORT: String(port), METRICS_PORT: String(metricsPort), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0' },
+    // CACHE_MB and SEARCH_TERM_CACHE_MB pass through, to measure memory against them.
+    { DATABASE_PATH: databasePath, PORT: String(port), METRICS_PORT: String(metricsPort), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0', ...cacheSettings() },
     pinned,
   );
   const base = `http://127.0.0.1:${port}`;
@@ -251,7 +258,7 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     // Words no article has: each answer is empty and cheap, but each is a new cache entry.
     await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
     const afterQueries = memoryOf(api.pid!).rssMb;
-    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, precomputeSeconds, coldPrecomputed, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: 64 } };
+    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, precomputeSeconds, coldPrecomputed, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
   } finally {
     await stop(api);
     if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });
