@@ -26,6 +26,6 @@ describe('the start commands', () => {
   });
 
   it('start the API and the worker with a bounded young generation', () => {
-    for (const name of ['web', 'worker']) expect(procfile[name]).toMatch(/^node --max-semi-space-size=8 dist\/\S+\.js$/);
+    for (const name of ['web', 'worker']) expect(procfile[name]).toMatch(/^node --max-semi-space-size=16 dist\/\S+\.js$/);
   });
 });
