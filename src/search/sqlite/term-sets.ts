@@ -138,18 +138,7 @@ export class IdSet {
   /** The ids, ascending (loops, not a generator: this runs over up to 100,000 ids per query). */
   toArray(): Int32Array {
     if (this.ids) return this.ids;
-    const bits = this.bits!;
-    const out = new Int32Array(this.size);
-    let n = 0;
-    for (let w = 0; w < bits.length; w++) {
-      let word = bits[w]!;
-      while (word !== 0) {
-        const low = word & -word;
-        out[n++] = (w << 5) + (31 - Math.clz32(low));
-        word ^= low;
-      }
-    }
-    return out;
+    return idsOfBitmap(this.bits!, this.size);
   }
 
   /** The bitmap, when the set is dense. */
@@ -171,17 +160,7 @@ export function intersect(sets: readonly IdSet[]): Int32Array {
       const b = other.bitmap!;
       for (let w = 0; w < bits.length; w++) bits[w]! &= b[w] ?? 0;
     }
-    const out = new Int32Array(smallest!.size);
-    let n = 0;
-    for (let w = 0; w < bits.length; w++) {
-      let word = bits[w]!;
-      while (word !== 0) {
-        const low = word & -word;
-        out[n++] = (w << 5) + (31 - Math.clz32(low));
-        word ^= low;
-      }
-    }
-    return out.subarray(0, n);
+    return idsOfBitmap(bits, smallest!.size);
   }
   const ids = smallest!.toArray();
   const out = new Int32Array(ids.length);
@@ -192,4 +171,19 @@ export function intersect(sets: readonly IdSet[]): Int32Array {
     out[n++] = id;
   }
   return out.subarray(0, n);
+}
+
+/** The ids whose bits are set, ascending; `most` bounds how many there can be. */
+function idsOfBitmap(bits: Uint32Array, most: number): Int32Array {
+  const out = new Int32Array(most);
+  let n = 0;
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      const low = word & -word;
+      out[n++] = (w << 5) + (31 - Math.clz32(low));
+      word ^= low;
+    }
+  }
+  return n === most ? out : out.subarray(0, n);
 }
