@@ -12,7 +12,15 @@ import {
 } from '../src/db/snapshot/snapshot-write.js';
 import type { Locale } from '../src/locale.js';
 import { formatUtcSeconds } from '../src/lib/time.js';
-import { indexArticle, reindexArticles, unindexArticle } from '../src/search/sqlite/sqlite-index.js';
+import {
+  beginIndexChanges,
+  finishIndexChanges,
+  indexArticle,
+  reindexArticles,
+  unindexArticle,
+  type IndexChanges,
+} from '../src/search/sqlite/sqlite-index.js';
+import type { CommonListsRefresh, ListLimits } from '../src/search/sqlite/common-lists.js';
 import { STAGING_TABLE, type Staging } from './staging.js';
 
 export interface LocaleInput {
@@ -53,6 +61,10 @@ export interface ApplyOptions {
    * `nowIso` when absent.
    */
   committingAt?: () => number;
+  /** Which words get champion lists (SEARCH_LISTS_*); the defaults when absent. */
+  listLimits?: ListLimits;
+  /** Hears how the embedded engine's champion lists followed the writes, and in how many ms. */
+  commonLists?: (refresh: CommonListsRefresh & { ms: number }) => void;
 }
 
 /**
@@ -69,8 +81,15 @@ export function applyStaged(
 ): Map<Locale, LocaleOutcome> {
   const nowMs = options.nowMs ?? Date.parse(nowIso);
   return writeTransaction(db, () => {
+    const changes = beginIndexChanges(db, options.listLimits);
     const outcomes = new Map<Locale, LocaleOutcome>();
-    for (const input of inputs) outcomes.set(input.locale, applyLocale(db, staging, input, { ...options, nowMs }));
+    for (const input of inputs) outcomes.set(input.locale, applyLocale(db, staging, changes, input, { ...options, nowMs }));
+    // A full sync also picks the common words anew (a few seconds at 110,000 articles); an
+    // incremental one updates the lists of the articles it changed.
+    if (inputs.some((input) => input.mode === 'full')) changes.wholeIndex();
+    const listsStarted = performance.now();
+    const refresh = finishIndexChanges(db, changes);
+    options.commonLists?.({ ...refresh, ms: performance.now() - listsStarted });
     const committedIso = options.committingAt ? formatUtcSeconds(options.committingAt()) : nowIso;
     for (const [locale, outcome] of outcomes) markLocaleSynced(db, locale, committedIso, outcome.changed);
     // The pending mark (set before this transaction, see run-sync.ts) goes with the commit.
@@ -79,7 +98,7 @@ export function applyStaged(
   });
 }
 
-function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: ApplyOptions & { nowMs: number }): LocaleOutcome {
+function applyLocale(db: Db, staging: Staging, changes: IndexChanges, input: LocaleInput, options: ApplyOptions & { nowMs: number }): LocaleOutcome {
   const { locale } = input;
   const sectionChanges = replaceSections(db, locale, input.sections, { removeMissing: !input.keepSections });
   const sectionNames = sectionChanges.names;
@@ -96,7 +115,7 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: Appl
     touched.add(staged.record.slug);
     if (previousSlug !== undefined) touched.add(previousSlug);
     for (const other of displaced) {
-      unindexArticle(db, other);
+      unindexArticle(db, changes, other);
       removed.add(other);
     }
     written.set(staged.cmsId, { id, existed });
@@ -105,7 +124,7 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: Appl
   for (const staged of staging.upserts(locale)) {
     const { id, existed } = written.get(staged.cmsId)!;
     const sectionName = sectionNames.get(staged.record.sectionSlug ?? '') ?? '';
-    indexArticle(db, id, staged.fts, sectionName, existed);
+    indexArticle(db, changes, id, staged.fts, sectionName, existed);
   }
 
   // A record's own status wins: one the CMS listed (even under status=published) with another
@@ -113,7 +132,7 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: Appl
   const gone = staging.removals(locale).flatMap((cmsId) => removeArticle(db, locale, cmsId) ?? []);
   if (input.mode === 'full' && input.removeMissing) gone.push(...removeArticlesNotIn(db, locale, STAGING_TABLE));
   for (const { id, slug } of gone) {
-    unindexArticle(db, id);
+    unindexArticle(db, changes, id);
     removed.add(id);
     touched.add(slug);
   }
@@ -139,7 +158,7 @@ function applyLocale(db: Db, staging: Staging, input: LocaleInput, options: Appl
   const reindexed: number[] = [];
   for (const slug of sectionChanges.renamed) {
     const ids = articleIdsInSection(db, locale, slug).filter((id) => !upserted.has(id));
-    reindexArticles(db, ids, sectionNames.get(slug) ?? '');
+    reindexArticles(db, changes, ids, sectionNames.get(slug) ?? '');
     reindexed.push(...ids);
   }
 

@@ -92,6 +92,7 @@ function deps(config: WorkerConfig, db: Db, logger: Logger, withCms: boolean): S
     pageSize: cmsConfig?.pageSize ?? 100,
     overlapSeconds: config.overlapSeconds,
     feedRetentionDays: config.feedRetentionDays,
+    searchLists: config.searchLists,
     indexer: createSearchIndexer(config.search, logger),
     showProgress: process.stdout.isTTY === true,
   };

@@ -20,6 +20,7 @@ import { applyStaged, type LocaleInput, type LocaleOutcome } from './apply.js';
 import type { CmsAdapter } from './cms/types.js';
 import { readLocale } from './read-locale.js';
 import { rebuildEmbeddedIndex } from './reindex.js';
+import type { ListLimits } from '../src/search/sqlite/common-lists.js';
 import { snapshotStoreFailure } from './snapshot-failure.js';
 import { Staging } from './staging.js';
 import { UsageError } from '../src/errors.js';
@@ -40,6 +41,8 @@ export interface SyncDeps {
   showProgress?: boolean;
   /** Deletes older than this leave the change feed (FEED_RETENTION_DAYS); 30 by default. */
   feedRetentionDays?: number;
+  /** Champion lists of the embedded engine (SEARCH_LISTS_*); the defaults when absent. */
+  searchLists?: ListLimits;
 }
 
 export interface SyncSummary extends SyncRunCounts {
@@ -156,7 +159,7 @@ async function syncFromCms(deps: SyncDeps, kind: 'full' | 'incremental', log: Lo
 
   deps.signal?.throwIfAborted();
   const applyStarted = performance.now();
-  const outcomes = applyWithFeed(deps, staging, inputs);
+  const outcomes = applyWithFeed(deps, staging, inputs, log);
   const feedMs = [...outcomes.values()].reduce((sum, o) => sum + o.feed.ms, 0);
   log.info({ ms: Math.round(performance.now() - applyStarted), feedMs: Math.round(feedMs) }, 'applied to the snapshot in one transaction');
   staging.clear();
@@ -173,7 +176,7 @@ async function syncFromCms(deps: SyncDeps, kind: 'full' | 'incremental', log: Lo
  * API readers hold scheduled entries back to a time at or before this commit's entries, so a
  * cursor handed out meanwhile can never sort after them (src/content/feed.ts).
  */
-function applyWithFeed(deps: SyncDeps, staging: Staging, inputs: LocaleInput[]): Map<Locale, LocaleOutcome> {
+function applyWithFeed(deps: SyncDeps, staging: Staging, inputs: LocaleInput[], log: Logger): Map<Locale, LocaleOutcome> {
   const { db, clock } = deps;
   writeTransaction(db, () => setFeedPending(db, clock()));
   try {
@@ -182,6 +185,9 @@ function applyWithFeed(deps: SyncDeps, staging: Staging, inputs: LocaleInput[]):
       nowMs,
       committingAt: clock,
       feedRetentionMs: (deps.feedRetentionDays ?? DEFAULT_FEED_RETENTION_DAYS) * 86_400_000,
+      listLimits: deps.searchLists,
+      commonLists: ({ mode, words, bytes, ms }) =>
+        log.info({ mode, words, bytes, ms: Math.round(ms) }, mode === 'whole' ? `search lists of ${words} common words recomputed` : `search lists of ${words} common words followed the changes`),
     });
   } catch (error) {
     // Best effort: an expired mark is ignored by readers anyway.
@@ -223,7 +229,7 @@ async function updateSearchIndex(
 }
 
 async function reindex(deps: SyncDeps, log: Logger): Promise<void> {
-  const documents = rebuildEmbeddedIndex(deps.db, formatUtcSeconds(deps.clock()));
+  const documents = rebuildEmbeddedIndex(deps.db, formatUtcSeconds(deps.clock()), deps.searchLists);
   log.info({ documents }, 'embedded search index rebuilt');
   if (deps.indexer) {
     const { documents: sent } = await deps.indexer.rebuild(deps.db, deps.signal);

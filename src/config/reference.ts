@@ -81,7 +81,7 @@ export const MEANINGS: Record<string, Meaning> = {
       'A word in at least this many articles is "common": never scored by the FTS index, only matched from cached id sets; a query of common words only is ranked from titles and excerpts. Lower: faster, less weight on bodies. See [Search](search.md).',
   },
   SEARCH_TERM_CACHE_MB: {
-    meaning: 'Per search thread: MB of per-word id lists kept across queries; half of it is filled ahead with the common words after each sync (0: none kept; every query reads its words from the index).',
+    meaning: 'Per search thread: MB of per-word id lists kept across queries, read from the snapshot\'s champion lists (`SEARCH_LISTS_MB`) or from the index (0: none kept; every query reads its words again).',
   },
   SEARCH_WORKER_NICE: {
     meaning: 'Niceness (0-19) of the search threads, so that lists and `/health` win the CPU when both want it (Linux: per thread).',
@@ -184,6 +184,14 @@ export const MEANINGS: Record<string, Meaning> = {
   FEED_RETENTION_DAYS: {
     meaning:
       'Deletes stay in the change feed (and the detail answers `article_removed`) at least this long; older ones are pruned after a sync.',
+  },
+  SEARCH_LISTS_MIN_DOCS: {
+    meaning:
+      'Embedded engine: the worker keeps, in the snapshot, the id lists of the words in at least this many articles (champion lists), so that a query of common words reads no doclist. See [Search](search.md#how-the-embedded-engine-keeps-the-api-responsive).',
+  },
+  SEARCH_LISTS_MB: {
+    meaning:
+      'Embedded engine: most MB of champion lists kept in the snapshot, the most common words first (about 300 words at 110,000 articles with the default); `0`: none. Recomputed on each full sync (a few seconds), followed on incremental ones.',
   },
   WEBHOOK_PORT: {
     meaning:

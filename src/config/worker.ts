@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { common, cronExpression, httpUrl, int, meiliWorker, metricsHost, optional, parse, type Env } from './fields.js';
-import { searchConfig, type SearchConfig } from './search.js';
+import { DEFAULT_COMMON_MIN, searchConfig, type SearchConfig } from './search.js';
 
 /* The sync worker's configuration (npm run sync). */
 
@@ -21,6 +21,8 @@ export const workerSchema = z.object({
   SYNC_OVERLAP_SECONDS: optional(int(0, 86_400)).default(300),
   DATABASE_BUSY_TIMEOUT_MS: optional(int(0, 600_000)).default(30_000),
   FEED_RETENTION_DAYS: optional(int(1, 3_650)).default(30),
+  SEARCH_LISTS_MIN_DOCS: optional(int(1, 10_000_000)).default(DEFAULT_COMMON_MIN),
+  SEARCH_LISTS_MB: optional(int(0, 1_024)).default(8),
   WEBHOOK_PORT: optional(int(0, 65_535)),
   WEBHOOK_HOST: optional(z.string().min(1)).default('127.0.0.1'),
   WEBHOOK_SECRET: optional(z.string().min(16, { error: 'must be at least 16 characters' })),
@@ -42,6 +44,8 @@ export interface WorkerConfig {
   /** The long-running worker's metrics endpoint; undefined: none. */
   metrics: { port: number; host: string } | undefined;
   feedRetentionDays: number;
+  /** The embedded engine's champion lists the worker keeps in the snapshot (src/search/sqlite/common-lists.ts). */
+  searchLists: { minDocs: number; maxBytes: number };
   /** Undefined unless WEBHOOK_PORT is set. */
   webhook: WebhookConfig | undefined;
 }
@@ -86,6 +90,7 @@ export function loadWorkerConfig(env: Env): Readonly<WorkerConfig> {
     overlapSeconds: v.SYNC_OVERLAP_SECONDS,
     search: searchConfig(v, v.MEILI_ADMIN_KEY, v.MEILI_WORKER_TIMEOUT_MS),
     feedRetentionDays: v.FEED_RETENTION_DAYS,
+    searchLists: { minDocs: v.SEARCH_LISTS_MIN_DOCS, maxBytes: v.SEARCH_LISTS_MB * 1024 * 1024 },
     webhook: webhookConfig(v),
     metrics: v.WORKER_METRICS_PORT === undefined ? undefined : { port: v.WORKER_METRICS_PORT, host: v.METRICS_HOST },
   });

@@ -200,12 +200,6 @@ export class ApiMetrics {
     });
     counter('search_threads_replaced_total', 'Search threads replaced since start: a search stopped at its time budget, or a thread that died.', search('threads_replaced'));
     gauge('search_ranked_cache_bytes', "Bytes held by the search threads' ranked results.", search('ranked_cache_bytes'), 'sum');
-    gauge(
-      'search_threads_precomputed',
-      "Search threads that have precomputed the common words' id lists of the snapshot they see (after a sync or a start, until they have, a query of common words reads them from the index).",
-      search('threads_precomputed'),
-      'sum',
-    );
   }
 }
 

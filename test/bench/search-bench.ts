@@ -25,10 +25,8 @@ export interface SearchFigures {
   unique20Plain: LoadResult;
   /** Each of COLD_TERMS asked once, right after start (highlights on), one at a time. */
   cold: { q: string; ms: number; status: number }[];
-  /** Seconds from /health answering until every search thread had precomputed the common words. */
-  precomputeSeconds: number;
-  /** Each of COLD_TERMS_PRECOMPUTED asked once after that: words no search had used yet. */
-  coldPrecomputed: { q: string; ms: number; status: number }[];
+  /** Seconds from /health answering until the last of COLD_TERMS was answered. */
+  coldSeconds: number;
   listAlone: LoadResult;
   listWithSearch: LoadResult;
   searchBesideList: LoadResult;
@@ -53,9 +51,6 @@ export const COLD_TERMS: { q: string; locale: string }[] = [
   { q: 'power supply', locale: 'en' },
   { q: '激光', locale: 'zh' },
   { q: '光纤 切割', locale: 'zh' },
-];
-/** Other common words, asked once the search threads have precomputed the common words' lists. */
-export const COLD_TERMS_PRECOMPUTED: { q: string; locale: string }[] = [
   { q: 'pulsed', locale: 'en' },
   { q: 'green market', locale: 'en' },
   { q: 'copper busbar', locale: 'en' },
@@ -148,18 +143,6 @@ function cacheSettings(): Record<string, string> {
   return out;
 }
 
-/** Polls the API's metrics until `threads` search threads have precomputed the common words (at most 2 minutes). */
-async function waitForPrecompute(metricsUrl: string, threads: number): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const text = await (await fetch(metricsUrl)).text();
-    const value = Number(/^syndication_search_threads_precomputed (\S+)$/m.exec(text)?.[1] ?? 0);
-    if (value >= threads) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error('the search threads did not precompute the common words within 2 minutes');
-}
-
 export async function benchSearch(databasePath: string, totalEn: number): Promise<SearchFigures> {
   const keys = Array.from({ length: KEYS }, (_, i) =>
     (JSON.parse(
@@ -174,12 +157,11 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   // The load generator (this process, its threads included) on the other core.
   if (pinned) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
   const port = await freePort();
-  const metricsPort = await freePort();
   const workers = Number(process.env.SEARCH_WORKERS ?? 2);
   const api = startPinnedApi(
     // Rate limits off: these phases measure search capacity and caches, not the per-key rate.
     // CACHE_MB and SEARCH_TERM_CACHE_MB pass through, to measure memory against them.
-    { DATABASE_PATH: databasePath, PORT: String(port), METRICS_PORT: String(metricsPort), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0', ...cacheSettings() },
+    { DATABASE_PATH: databasePath, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEARCH_WORKERS: String(workers), RATE_LIMIT_PER_MINUTE: '0', ...cacheSettings() },
     pinned,
   );
   const base = `http://127.0.0.1:${port}`;
@@ -208,12 +190,9 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
       }
       return out;
     };
-    // Right after start: the search threads may still be precomputing the common words.
+    // Right after start, one at a time.
     const cold = await coldQueries(COLD_TERMS);
-    // Then once every thread says it has (the metric operators see).
-    await waitForPrecompute(`http://127.0.0.1:${metricsPort}/metrics`, workers);
-    const precomputeSeconds = (performance.now() - healthAt) / 1000;
-    const coldPrecomputed = await coldQueries(COLD_TERMS_PRECOMPUTED);
+    const coldSeconds = (performance.now() - healthAt) / 1000;
     const unique5 = await rate(searchUrls(5 * SECONDS + 5), 5);
     const unique20 = await rate(searchUrls(20 * SECONDS + 5), 20);
     const unique5Plain = await rate(searchUrls(5 * SECONDS + 5, false), 5);
@@ -258,7 +237,7 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     // Words no article has: each answer is empty and cheap, but each is a new cache entry.
     await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
     const afterQueries = memoryOf(api.pid!).rssMb;
-    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, precomputeSeconds, coldPrecomputed, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
+    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, coldSeconds, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
   } finally {
     await stop(api);
     if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });

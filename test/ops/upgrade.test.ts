@@ -31,10 +31,14 @@ function previousReleaseSnapshot(path: string): void {
   const feed = migrations().find((m) => m.sql.some((statement) => statement.includes('CREATE TABLE `feed_entries`')))!;
   // The release after it also widened the ordering index (0003): undone as well.
   const exposureIndex = migrations().find((m) => m.sql.some((statement) => statement.includes('CREATE INDEX `articles_exposure`')))!;
+  // And the one after that added the champion lists (0004): undone too.
+  const lists = migrations().find((m) => m.sql.some((statement) => statement.includes('CREATE TABLE `search_common_lists`')))!;
   const sqlite = new Database(path);
   sqlite.exec('DROP TABLE feed_entries; DROP TABLE feed_state');
+  for (const trigger of ['articles_insert', 'articles_update', 'articles_delete', 'sections_rename']) sqlite.exec(`DROP TRIGGER ${trigger}_stales_common_lists`);
+  sqlite.exec('DROP TABLE search_common_lists; DROP TABLE search_common_lists_state');
   sqlite.exec('DROP INDEX articles_exposure; CREATE INDEX `articles_locale_published` ON `articles` (`locale`,"published_at" DESC,`slug`)');
-  for (const migration of [feed, exposureIndex]) sqlite.prepare('DELETE FROM __drizzle_migrations WHERE hash = ?').run(migration.hash);
+  for (const migration of [feed, exposureIndex, lists]) sqlite.prepare('DELETE FROM __drizzle_migrations WHERE hash = ?').run(migration.hash);
   const insert = sqlite.prepare('INSERT INTO api_keys (partner, prefix, hash, created_at) VALUES (?, ?, ?, ?)');
   insert.run('Acme Media', displayPrefix(ACTIVE), hashKey(ACTIVE), '2026-01-01T00:00:00Z');
   insert.run('Globex News', displayPrefix(LATER_REVOKED), hashKey(LATER_REVOKED), '2026-01-01T00:00:00Z');

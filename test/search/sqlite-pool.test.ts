@@ -81,6 +81,7 @@ describe('search threads started ahead of the first search', () => {
     buildSnapshot(dbPath, {
       sections: [rawSection({ slug: 'fiber', name: 'Fiber', position: 1 }), { ...rawSection({ slug: 'fiber', name: 'Fiber', position: 1 }), locale: 'zh' }],
       articles: [rawArticle({ slug: 'heron-one', title: 'Heron optics one', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
+      listLimits: { minDocs: 1, maxBytes: 1 << 20 },
     });
   });
   afterEach(async () => {
@@ -100,20 +101,15 @@ describe('search threads started ahead of the first search', () => {
       .toEqual(['0:en', '0:zh', '1:en', '1:zh']);
   });
 
-  it('each thread precomputes the lists of the common words in its idle time, before any search', async () => {
+  it('each thread rehearses queries of the common words after its start, before any search', async () => {
     const { logger, lines } = memoryLogger('debug');
-    // Every word of the one article is common here.
-    engine = new PooledSqliteEngine(2, { ...setup(dbPath), ranked: { ...setup(dbPath).ranked, commonMin: 1 }, logLevel: 'debug' }, logger);
+    engine = new PooledSqliteEngine(2, { ...setup(dbPath), logLevel: 'debug' }, logger);
     engine.start();
-    const precomputed = () =>
-      lines.map((l) => JSON.parse(l) as { msg: string; thread: number; words: number; bytes: number }).filter((l) => l.msg.startsWith('search thread precomputed'));
-    expect(engine.stats().threads_precomputed).toBe(0);
-    await expect.poll(() => precomputed().map((l) => l.thread).sort(), { timeout: 15_000 }).toEqual([0, 1]);
-    await expect.poll(() => engine!.stats().threads_precomputed, { timeout: 15_000 }).toBe(2);
-    for (const line of precomputed()) {
-      expect(line.words).toBeGreaterThan(3);
-      expect(line.bytes).toBeGreaterThan(0);
-    }
+    const rehearsed = () =>
+      lines.map((l) => JSON.parse(l) as { msg: string; thread: number; queries: number }).filter((l) => l.msg === 'search thread rehearsed common queries');
+    await expect.poll(() => rehearsed().map((l) => l.thread).sort(), { timeout: 15_000 }).toEqual([0, 1]);
+    // Queries of the words the snapshot keeps champion lists of (every word of its one article here).
+    for (const line of rehearsed()) expect(line.queries).toBeGreaterThan(0);
   });
 
   it('an idle thread rebuilds its views when a sync commits, without waiting for a search', async () => {

@@ -6,6 +6,7 @@ import type { RawArticle, RawSection } from '../../src/demo/cms-store.js';
 import { LOCALES, type Locale } from '../../src/locale.js';
 import { formatUtcSeconds } from '../../src/lib/time.js';
 import { applyStaged } from '../../sync/apply.js';
+import type { ListLimits } from '../../src/search/sqlite/common-lists.js';
 import { parseArticle, parseSection } from '../../sync/cms/schemas.js';
 import { Staging } from '../../sync/staging.js';
 
@@ -26,6 +27,8 @@ export interface SnapshotContent {
   locales?: readonly Locale[];
   /** The sync time written to snapshot_state. */
   now?: number;
+  /** Which words get champion lists (SEARCH_LISTS_*); the worker's defaults when absent. */
+  listLimits?: ListLimits;
 }
 
 /**
@@ -45,7 +48,7 @@ export function writeSnapshot(db: Db, content: SnapshotContent): void {
     staging.stagePage(locale, articles, []);
     return { locale, sections, mode: 'full' as const, removeMissing: true };
   });
-  applyStaged(db, staging, inputs, formatUtcSeconds(content.now ?? Date.now()));
+  applyStaged(db, staging, inputs, formatUtcSeconds(content.now ?? Date.now()), { listLimits: content.listLimits });
   staging.clear();
 }
 

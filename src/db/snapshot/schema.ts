@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /*
  * The snapshot's schema. The worker writes sections, articles, snapshot_state and sync_runs;
@@ -154,6 +154,39 @@ export const feedState = sqliteTable('feed_state', {
   pendingMs: integer('pending_ms'),
   prunedMs: integer('pruned_ms').notNull().default(0),
   prunedSeq: integer('pruned_seq').notNull().default(0),
+});
+
+/**
+ * Champion lists of the embedded search engine (src/search/sqlite/common-lists.ts): for each of
+ * the index's most common words, the ids of the articles it matches (anywhere, and in the
+ * title), as the query `"word"*` would find them. Written by the worker in the transaction that
+ * changes the index, so they always match it; read by the API's search threads instead of
+ * reading the word's doclist (tens of milliseconds for a word in most articles).
+ */
+export const searchCommonLists = sqliteTable(
+  'search_common_lists',
+  {
+    word: text('word').notNull(),
+    field: text('field', { enum: ['all', 'title'] }).notNull(),
+    // How many articles match: the list's length.
+    docs: integer('docs').notNull(),
+    // `bitmap`: little-endian 32-bit words, bit i of word w set for id 32w + i; `ids`: ascending
+    // little-endian 32-bit ids. Whichever is smaller.
+    encoding: text('encoding', { enum: ['bitmap', 'ids'] }).notNull(),
+    ids: blob('ids', { mode: 'buffer' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.word, t.field] })],
+);
+
+/**
+ * One row: whether the champion lists match the index. Triggers (migration 0004) clear `fresh`
+ * on any write to articles or sections, whoever makes it (an older worker after a rollback, a
+ * manual fix); the worker sets it again once it has brought the lists up to date in the same
+ * transaction. The search threads use the lists only while it is set.
+ */
+export const searchCommonListsState = sqliteTable('search_common_lists_state', {
+  id: integer('id').primaryKey(),
+  fresh: integer('fresh', { mode: 'boolean' }).notNull(),
 });
 
 export type SectionRow = typeof sections.$inferSelect;

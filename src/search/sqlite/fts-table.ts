@@ -10,6 +10,9 @@ export interface FtsDocument {
   author: string;
 }
 
+/** articles_fts's tokenizer, as migration 0001 created it (a test compares the two). */
+export const FTS_TOKENIZE = 'unicode61 remove_diacritics 2';
+
 // bm25 column weights, in the column order of the articles_fts table: a match in the title
 // counts most, then the excerpt, the section name and the author, then the body.
 const WEIGHTS = '10.0, 4.0, 1.0, 2.0, 2.0';
@@ -89,10 +92,12 @@ export function ftsMatchesFrom(db: Db, match: string, fromId: number): IterableI
   return prepared(db).scoresFrom.iterate(match, fromId);
 }
 
-const vocabulary = statementsFor((sqlite) => {
-  // fts5vocab reads the index's own term list; a temp table, so a read-only connection can
-  // create it (it lives in the connection's temp schema, never in the snapshot).
-  sqlite.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.articles_fts_terms USING fts5vocab(main, 'articles_fts', 'row')`);
+// fts5vocab reads the index's own term list; a temp table, so a read-only connection can create
+// it (it lives in the connection's temp schema, never in the snapshot).
+const CREATE_VOCABULARY = `CREATE VIRTUAL TABLE IF NOT EXISTS temp.articles_fts_terms USING fts5vocab(main, 'articles_fts', 'row')`;
+
+const vocabularyStatements = statementsFor((sqlite) => {
+  sqlite.exec(CREATE_VOCABULARY);
   return {
     frequent: sqlite.prepare<[number], [string, number]>('SELECT term, doc FROM temp.articles_fts_terms WHERE doc >= ? ORDER BY doc DESC, term').raw(),
     largestId: sqlite.prepare<[], number | null>('SELECT max(id) FROM articles').pluck(),
@@ -102,10 +107,13 @@ const vocabulary = statementsFor((sqlite) => {
 /**
  * The index's terms found in at least `minDocs` articles (any locale or state), most frequent
  * first, with their article counts. One pass over the index (about 0.3-0.7 s at 110,000
- * articles): meant for a search thread's idle time, once per snapshot version.
+ * articles): the worker, once per full sync (src/search/sqlite/common-lists.ts).
  */
 export function frequentTerms(db: Db, minDocs: number): { terms: [string, number][]; largestId: number } {
-  const s = vocabulary(db);
+  // Created again when missing: made inside a sync's transaction, the table goes when that
+  // transaction rolls back, while the prepared statements stay (and are prepared again).
+  db.$client.exec(CREATE_VOCABULARY);
+  const s = vocabularyStatements(db);
   return { terms: s.frequent.all(minDocs), largestId: s.largestId.get() ?? 0 };
 }
 

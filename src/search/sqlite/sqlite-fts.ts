@@ -6,6 +6,8 @@ import type { EngineHealth, ExposureIndex, SearchEngine, SearchPage, SearchQuery
 import { normalizeQuery } from '../normalize.js';
 import { rankMatches } from './sqlite-rank.js';
 import { TermSets } from './term-sets.js';
+import { commonWords } from './common-lists.js';
+import { dataVersion } from './fts-table.js';
 
 export interface RankedSearchOptions {
   /** Bytes of ranked id lists kept across queries (paging through results costs one ranking). */
@@ -53,23 +55,23 @@ export class RankedSearch {
     return { ids: Array.from(ids.subarray(from, from + q.limit)), total: ids.length };
   }
 
-  /** The common words whose lists are still to precompute for the snapshot as it is (TermSets.planCommon). */
-  planCommon(db: Db): string[] {
-    return this.terms.planCommon(db, this.options.commonMin);
+  /** The most common words the snapshot keeps lists of, most frequent first (common-lists.ts). */
+  commonWords(db: Db, limit: number): string[] {
+    return commonWords(db, limit);
+  }
+
+  /** The snapshot's data version as this connection sees it (changes with every commit). */
+  snapshotVersion(db: Db): number {
+    return dataVersion(db);
   }
 
   /**
    * Ranks a query without keeping the result: a thread rehearses a few queries of common words
-   * once it has precomputed them, so that the first partner's query does not also pay for
-   * compiling the ranking code (a cold thread took 2-3 times longer on it).
+   * after a start or a sync, so that the first partner's query does not also pay for compiling
+   * the ranking code (a cold thread took 2-3 times longer on it).
    */
   rehearse(db: Db, q: string, exposure: ExposureIndex): void {
     rankMatches(db, normalizeQuery(q).words, exposure, this.options, this.terms);
-  }
-
-  /** Precomputes one planned word's lists; false when the snapshot changed meanwhile. */
-  precompute(db: Db, word: string): boolean {
-    return this.terms.precompute(db, word);
   }
 
   clear(): void {

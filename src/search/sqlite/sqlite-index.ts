@@ -1,5 +1,6 @@
 import type { Db } from '../../db/sqlite/connection.js';
 import { deleteFtsDocument, writeFtsDocument } from './fts-table.js';
+import { commonListsFresh, DEFAULT_LIST_LIMITS, IndexChanges, refreshCommonLists, type CommonListsRefresh, type ListLimits } from './common-lists.js';
 import type { ArticleRecord } from '../../db/snapshot/records.js';
 import { segmentForIndex } from '../segment.js';
 
@@ -7,8 +8,21 @@ import { segmentForIndex } from '../segment.js';
  * The one writer of the embedded full-text index (articles_fts). The sync worker stages, applies
  * and rebuilds through these functions only, inside its own transactions, so that how text is
  * segmented and which columns hold what is decided here, next to the queries that read it
- * (src/search/sqlite/sqlite-rank.ts).
+ * (src/search/sqlite/sqlite-rank.ts). Each write is recorded in the transaction's IndexChanges,
+ * so that the champion lists (common-lists.ts) follow the index in the same transaction.
  */
+
+export type { IndexChanges };
+
+/** Starts recording a write transaction's index writes: call it before the first one. */
+export function beginIndexChanges(db: Db, limits: ListLimits = DEFAULT_LIST_LIMITS): IndexChanges {
+  return new IndexChanges(commonListsFresh(db), limits);
+}
+
+/** After the transaction's last index write, before its commit: the champion lists follow them. */
+export function finishIndexChanges(db: Db, changes: IndexChanges): CommonListsRefresh {
+  return refreshCommonLists(db, changes);
+}
 
 /** An article's own searchable text, segmented the way queries are (src/search/segment.ts). */
 export interface IndexText {
@@ -46,20 +60,23 @@ function sectionText(name: string): string {
  * Writes an article's index entry in the caller's transaction, replacing the previous one
  * unless the article is new (deleting from a contentless index is not free).
  */
-export function indexArticle(db: Db, id: number, text: IndexText, sectionName: string, replace = true): void {
-  writeFtsDocument(db, id, { ...text, sectionName: sectionText(sectionName) }, replace);
+export function indexArticle(db: Db, changes: IndexChanges, id: number, text: IndexText, sectionName: string, replace = true): void {
+  const doc = { ...text, sectionName: sectionText(sectionName) };
+  writeFtsDocument(db, id, doc, replace);
+  changes.record(id, doc);
 }
 
-export function unindexArticle(db: Db, id: number): void {
+export function unindexArticle(db: Db, changes: IndexChanges, id: number): void {
   deleteFtsDocument(db, id);
+  changes.record(id, null);
 }
 
 /** Rewrites the entries of stored articles whose section was renamed (their own text is unchanged). */
-export function reindexArticles(db: Db, ids: Iterable<number>, sectionName: string): void {
+export function reindexArticles(db: Db, changes: IndexChanges, ids: Iterable<number>, sectionName: string): void {
   const read = db.$client.prepare<[number], Indexable>('SELECT title, excerpt, body, author FROM articles WHERE id = ?');
   for (const id of ids) {
     const row = read.get(id);
-    if (row) indexArticle(db, id, indexText(row), sectionName);
+    if (row) indexArticle(db, changes, id, indexText(row), sectionName);
   }
 }
 
@@ -70,7 +87,8 @@ const BATCH = 1_000;
  * after a change to how text is segmented, or to repair the index. Rows are read in batches so
  * memory stays flat on a large snapshot. Returns the number of articles indexed.
  */
-export function rebuildIndex(db: Db): number {
+export function rebuildIndex(db: Db, changes: IndexChanges): number {
+  changes.wholeIndex();
   const batch = db.$client.prepare<[number], Indexable & { id: number; section_name: string | null }>(
     `SELECT a.id, a.title, a.excerpt, a.body, a.author, s.name AS section_name
      FROM articles a LEFT JOIN sections s ON s.locale = a.locale AND s.slug = a.section_slug
@@ -82,7 +100,7 @@ export function rebuildIndex(db: Db): number {
   let after = 0;
   for (;;) {
     const rows = batch.all(after);
-    for (const row of rows) indexArticle(db, row.id, indexText(row), row.section_name ?? '', false);
+    for (const row of rows) indexArticle(db, changes, row.id, indexText(row), row.section_name ?? '', false);
     count += rows.length;
     if (rows.length < BATCH) return count;
     after = rows[rows.length - 1]!.id;

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/sqlite/connection.js';
-import { dataVersion, frequentTerms, ftsMatchIdArray } from './fts-table.js';
-import { normalizeQuery } from '../normalize.js';
+import { dataVersion, ftsMatchIdArray } from './fts-table.js';
+import { commonListsFresh, readCommonList, type ListField, type StoredList } from './common-lists.js';
 import { entryBytes, Lru } from '../../lib/lru.js';
 import { matchFor } from './match-expression.js';
 
@@ -9,17 +9,18 @@ import { matchFor } from './match-expression.js';
  * queries in a byte-bounded cache. Queries are rarely repeated, but their words are: partners'
  * terms are drawn from the same few hundred common words. A common word's list costs tens of
  * milliseconds to read from the index (its doclist holds the positions of every occurrence in
- * every body); from here a query of common words is an intersection of sorted arrays, well
- * under a millisecond. Emptied when the snapshot changes (another connection committed, or the
- * file was replaced), so the lists always match the index.
+ * every body), so the worker keeps the lists of the most common words in the snapshot
+ * (common-lists.ts: champion lists), read here in microseconds while they match the index;
+ * other words are read from the index. From here a query is an intersection of sorted lists,
+ * well under a millisecond. Emptied when the snapshot changes (another connection committed,
+ * or the file was replaced), so the lists always match the index.
  */
 export class TermSets {
   private readonly lists: Lru<IdSet>;
   private db: Db | undefined;
   private version = -1;
-  /** The snapshot version (and connection) whose common words were last planned. */
-  private planned = -1;
-  private plannedDb: Db | undefined;
+  /** Whether the snapshot's champion lists match its index, as of `version`. */
+  private listsFresh = false;
 
   constructor(maxBytes: number) {
     this.lists = new Lru(maxBytes);
@@ -32,62 +33,29 @@ export class TermSets {
     this.lists.clear();
     this.db = db;
     this.version = version;
+    this.listsFresh = commonListsFresh(db);
   }
 
   /** Ascending ids of the articles `word` matches (as a word or the start of one), in any column. */
   all(db: Db, word: string): IdSet {
-    return this.read(db, `a|${word}`, matchFor([word])!);
+    return this.read(db, word, 'all');
   }
 
   /** The same, in the title only. */
   title(db: Db, word: string): IdSet {
-    return this.read(db, `t|${word}`, `{title} : (${matchFor([word])!})`);
+    return this.read(db, word, 'title');
   }
 
-  private read(db: Db, key: string, match: string): IdSet {
+  private read(db: Db, word: string, field: ListField): IdSet {
+    const key = `${field}|${word}`;
     let ids = this.lists.get(key);
     if (!ids) {
-      ids = IdSet.of(ftsMatchIdArray(db, match));
+      const stored = this.listsFresh ? readCommonList(db, word, field) : undefined;
+      const match = field === 'all' ? matchFor([word])! : `{title} : (${matchFor([word])!})`;
+      ids = stored ? IdSet.stored(stored) : IdSet.of(ftsMatchIdArray(db, match));
       this.lists.set(key, ids, entryBytes(key, ids.byteLength));
     }
     return ids;
-  }
-
-  /**
-   * Plans the precomputation of the common words' lists for the snapshot as it is now: the
-   * index's terms in at least `minDocs` articles, most frequent first, as many as fit in half
-   * of the cache (the other half stays for the words partners bring). A query of such words is
-   * then an intersection of cached lists from its first use, instead of tens of milliseconds
-   * of index reads per word: champion lists, built by each search thread in its idle time after
-   * every sync. Returns the words still to read; empty when nothing changed since the last plan.
-   */
-  planCommon(db: Db, minDocs: number): string[] {
-    this.check(db);
-    if (this.planned === this.version && db === this.plannedDb) return [];
-    this.planned = this.version;
-    this.plannedDb = db;
-    const words: string[] = [];
-    let bytes = 0;
-    const { terms, largestId } = frequentTerms(db, minDocs);
-    for (const [term, docs] of terms) {
-      // Only terms a query would produce as they are (normalized words are index terms).
-      if (normalizeQuery(term).words.join(' ') !== term) continue;
-      // Its list and its title list, estimated at their largest: a bitmap, or four bytes an id.
-      bytes += 2 * Math.min(Math.ceil(largestId / 8), 4 * docs);
-      if (bytes > this.lists.maxWeight / 2) break;
-      words.push(term);
-    }
-    return words;
-  }
-
-  /** Reads one planned word's lists into the cache, unless the snapshot changed meanwhile (false). */
-  precompute(db: Db, word: string): boolean {
-    const version = this.version;
-    this.check(db);
-    if (this.version !== version) return false;
-    this.all(db, word);
-    this.title(db, word);
-    return true;
   }
 
   clear(): void {
@@ -116,6 +84,12 @@ export class IdSet {
     const bits = new Uint32Array((max >>> 5) + 1);
     for (const id of ids) bits[id >>> 5]! |= 1 << (id & 31);
     return new IdSet(ids.length, undefined, bits);
+  }
+
+  /** A champion list as the snapshot stores it (common-lists.ts). */
+  static stored(list: StoredList): IdSet {
+    if (list.encoding === 'bitmap') return new IdSet(list.docs, undefined, list.words);
+    return new IdSet(list.docs, new Int32Array(list.words.buffer, list.words.byteOffset, list.words.length), undefined);
   }
 
   get byteLength(): number {

@@ -42,7 +42,6 @@ export class PooledSqliteEngine implements SearchEngine {
       threads: s.workers,
       threads_busy: s.busy,
       threads_replaced: s.replaced,
-      threads_precomputed: s.precomputed,
       pool_waiting: s.waiting,
       ranked_cache_hits: s.cache.hits,
       ranked_cache_misses: s.cache.misses,

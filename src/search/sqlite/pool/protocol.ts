@@ -53,9 +53,4 @@ export interface WarmMessage {
 /** A thread's answer to WarmMessage: its views are built. */
 export interface ReadyMessage {
   ready: true;
-  /**
-   * Common words remain to precompute (for a new snapshot, or since its start): the pool asks
-   * again, one thread at a time, while no search waits.
-   */
-  precomputing: boolean;
 }

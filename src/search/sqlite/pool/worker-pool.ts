@@ -27,8 +27,6 @@ interface Slot {
   failures: number;
   respawn: NodeJS.Timeout | undefined;
   cache: CacheStats;
-  /** The thread has precomputed the common words of the snapshot it sees (or had none to). */
-  precomputed: boolean;
 }
 
 const NO_CACHE: CacheStats = { hits: 0, misses: 0, bytes: 0, entries: 0 };
@@ -67,7 +65,7 @@ export class WorkerPool {
     private readonly setup: WorkerSetup,
     private readonly logger: Logger,
   ) {
-    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, warming: false, failures: 0, respawn: undefined, cache: NO_CACHE, precomputed: false }));
+    this.slots = Array.from({ length: size }, (_, index) => ({ index, worker: undefined, task: undefined, pendingId: undefined, ready: false, warming: false, failures: 0, respawn: undefined, cache: NO_CACHE }));
   }
 
   run(job: Omit<SearchJob, 'id'>, signal?: AbortSignal): Promise<SearchPage> {
@@ -119,7 +117,7 @@ export class WorkerPool {
     }
   }
 
-  stats(): { workers: number; busy: number; waiting: number; replaced: number; precomputed: number; cache: CacheStats } {
+  stats(): { workers: number; busy: number; waiting: number; replaced: number; cache: CacheStats } {
     const cache = { ...NO_CACHE };
     for (const slot of this.slots) {
       cache.hits += slot.cache.hits;
@@ -132,7 +130,6 @@ export class WorkerPool {
       busy: this.slots.filter((s) => s.task || s.pendingId !== undefined).length,
       waiting: this.waiting.length,
       replaced: this.replaced,
-      precomputed: this.slots.filter((s) => s.worker && s.ready && s.precomputed).length,
       cache,
     };
   }
@@ -174,13 +171,7 @@ export class WorkerPool {
     worker.on('message', (message: JobResult | LogMessage | ReadyMessage) => {
       if ('log' in message) this.relay(slot, message.log);
       else if (slot.worker !== worker) return;
-      else if ('ready' in message) {
-        slot.precomputed = !message.precomputing;
-        // More common words to precompute: its next slice comes in this same round, after the
-        // other threads', unless searches are running or waiting (then the next round's).
-        if (message.precomputing && this.waiting.length === 0 && !this.slots.some((s) => s.task)) this.round.push(slot);
-        this.warmed(slot);
-      }
+      else if ('ready' in message) this.warmed(slot);
       else this.finish(slot, message);
     });
     worker.on('error', (error) => this.crashed(slot, worker, error));
@@ -241,7 +232,6 @@ export class WorkerPool {
     slot.pendingId = undefined;
     slot.worker = undefined;
     slot.cache = NO_CACHE;
-    slot.precomputed = false;
     this.replaced += 1;
     this.settle(slot);
     task.reject(task.signal!.reason);
@@ -258,7 +248,6 @@ export class WorkerPool {
     slot.ready = false;
     slot.warming = false;
     slot.cache = NO_CACHE;
-    slot.precomputed = false;
     this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
     // The engine could not answer (the contract's 503), not a fault in the request.
     this.settle(slot)?.reject(new ServiceUnavailableError('Search is unavailable right now; please retry.', `search thread failed: ${error.message}`));

@@ -59,9 +59,9 @@ function run(job: SearchJob): JobResult {
 
 /**
  * Builds the views of every locale that changed (asked at start and in the pool's refresh
- * rounds), then precomputes common words for one slice of time; true while words remain.
+ * rounds), and after a start or a sync rehearses a few queries.
  */
-function warm(): boolean {
+function warm(): void {
   for (const locale of LOCALES) {
     try {
       views.table(store.session(), locale);
@@ -69,62 +69,36 @@ function warm(): boolean {
       // Nothing to build yet (no snapshot, or this locale not synced): a search will say so.
     }
   }
-  try {
-    // After a sync (or at start), the common words' lists to precompute (term-sets.ts); a new
-    // plan replaces one still going (the snapshot changed again).
-    const words = ranked.planCommon(store.session().db);
-    if (words.length > 0) precomputing = { started: performance.now(), remaining: [...words], planned: words };
-  } catch {
-    // The snapshot cannot answer now: searches say so, and the next refresh round plans again.
-  }
-  return precomputing !== undefined && precomputeSlice();
+  rehearse();
 }
+
+/** The snapshot version last rehearsed on: once per start and per sync. */
+let rehearsed = -1;
 
 /**
- * The plan under way. It goes on in the pool's refresh rounds, one slice per round and one
- * thread at a time, only while no search waits: searches go to the other threads meanwhile,
- * and with one thread they wait one slice at most.
+ * A few queries of the most common words in each locale, ranked and dropped
+ * (RankedSearch.rehearse): the first partner's query then does not also pay for compiling the
+ * ranking code (a cold thread took 2-3 times longer on it), and the snapshot's pages it reads
+ * are in the cache.
  */
-let precomputing: { started: number; remaining: string[]; planned: string[] } | undefined;
-const SLICE_MS = 40;
-
-/** Precomputes common words for SLICE_MS at most; true while words remain. */
-function precomputeSlice(): boolean {
-  const plan = precomputing!;
-  const until = performance.now() + SLICE_MS;
-  for (let word = plan.remaining.shift(); word !== undefined; word = plan.remaining.shift()) {
-    let read = false;
-    try {
-      read = ranked.precompute(store.session().db, word);
-    } catch {
-      // The snapshot cannot answer now: the next refresh round plans again.
-    }
-    if (!read) {
-      // The snapshot changed since the plan (or failed): the next refresh round plans anew.
-      precomputing = undefined;
-      return false;
-    }
-    if (plan.remaining.length > 0 && performance.now() >= until) return true;
-  }
-  rehearse(plan.planned);
-  const ms = Math.round(performance.now() - plan.started);
-  logger.debug({ words: plan.planned.length, ms, bytes: ranked.termStats().bytes }, `search thread precomputed the lists of ${plan.planned.length} common words in ${ms} ms`);
-  precomputing = undefined;
-  return false;
-}
-
-/** A few queries of two of the most common words in each locale, ranked and dropped (RankedSearch.rehearse). */
-function rehearse(words: string[]): void {
-  // Common words of the zh locale are Han, of en not: a query of words of the other locale
-  // would match nothing there and exercise nothing.
-  const han = /\p{Script=Han}/u;
+function rehearse(): void {
   try {
     const session = store.session();
+    const version = ranked.snapshotVersion(session.db);
+    if (version === rehearsed) return;
+    rehearsed = version;
+    const started = performance.now();
+    // Common words of the zh locale are Han, of en not: a query of words of the other locale
+    // would match nothing there and exercise nothing.
+    const han = /\p{Script=Han}/u;
+    const words = ranked.commonWords(session.db, 32);
+    let queries = 0;
     for (const locale of LOCALES) {
       const mine = words.filter((w) => han.test(w) === (locale === 'zh')).slice(0, 8);
       const exposure = views.table(session, locale).exposure(Date.now(), undefined);
-      for (let i = 0; i + 1 < mine.length; i += 2) ranked.rehearse(session.db, `${mine[i]} ${mine[i + 1]}`, exposure);
+      for (let i = 0; i + 1 < mine.length; i += 2, queries++) ranked.rehearse(session.db, `${mine[i]} ${mine[i + 1]}`, exposure);
     }
+    logger.debug({ queries, ms: Math.round(performance.now() - started) }, 'search thread rehearsed common queries');
   } catch {
     // Only a rehearsal: the snapshot failing now is for the next search to report.
   }
@@ -132,7 +106,8 @@ function rehearse(words: string[]): void {
 
 port.on('message', (message: SearchJob | WarmMessage) => {
   if ('warm' in message) {
-    port.postMessage({ ready: true, precomputing: warm() });
+    warm();
+    port.postMessage({ ready: true });
   }
   else port.postMessage(run(message));
 });
