@@ -94,6 +94,7 @@ interface Match {
 
 /** Every match of the query words in `text` (UTF-16 offsets), in text order, overlaps resolved to the first. */
 function findMatches(text: string, words: readonly QueryWord[], limit = Number.POSITIVE_INFINITY): Match[] {
+  if (words.every((w) => w.parts.length === 1 && ASCII.test(w.parts[0]!)) && ASCII.test(text)) return findAsciiMatches(text, words, limit);
   const hanStarts = new Set(words.flatMap((w) => (HAN.test(w.parts[0]!.charAt(0)) ? [w.parts[0]!.charAt(0)] : [])));
   const toks = tokens(text, hanStarts);
   const out: Match[] = [];
@@ -113,6 +114,39 @@ function findMatches(text: string, words: readonly QueryWord[], limit = Number.P
   return out;
 }
 
+/** An ASCII letter or digit: what a token is made of in ASCII text. */
+function isAsciiWordCode(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/**
+ * findMatches for ASCII text and one-token ASCII words (most English hits): the same matches,
+ * found with indexOf on the lowercased text instead of tokenizing all of it (tokenizing was
+ * most of a search answer's highlighting cost). A word matches where a token starts with it.
+ */
+function findAsciiMatches(text: string, words: readonly QueryWord[], limit: number): Match[] {
+  const lower = text.toLowerCase();
+  // Token start -> the first query word (in query order) it starts with.
+  const at = new Map<number, number>();
+  for (let w = 0; w < words.length; w++) {
+    const part = words[w]!.parts[0]!;
+    if (part.length === 0) continue;
+    for (let i = lower.indexOf(part); i !== -1; i = lower.indexOf(part, i + 1)) {
+      if (i > 0 && isAsciiWordCode(lower.charCodeAt(i - 1))) continue;
+      if (!at.has(i)) at.set(i, w);
+    }
+  }
+  const starts = [...at.keys()].sort((a, b) => a - b);
+  const out: Match[] = [];
+  for (const start of starts) {
+    if (out.length >= limit) break;
+    let end = start;
+    while (end < lower.length && isAsciiWordCode(lower.charCodeAt(end))) end++;
+    out.push({ start, end, word: at.get(start)! });
+  }
+  return out;
+}
+
 // Markdown and HTML that a plain-text excerpt leaves out: tags and comments, images and link
 // targets (their text stays), heading, list and quote markers, emphasis and code marks.
 const MARKUP =
@@ -123,38 +157,58 @@ const MARKUP =
  * of each character of the text (so matches found in the source map onto it).
  */
 export function flatten(source: string): { text: string; from: Int32Array } {
-  const drop = new Uint8Array(source.length + 1);
+  const n = source.length;
+  const drop = new Uint8Array(n + 1);
   for (const m of source.matchAll(MARKUP)) drop.fill(1, m.index, m.index + m[0].length);
-  let text = '';
-  const from: number[] = [];
+  // Character codes and offsets in typed arrays, one string at the end: a string and an array
+  // grown a character at a time were most of a search answer's highlighting cost.
+  const codes = new Uint16Array(n);
+  const from = new Int32Array(n);
+  let length = 0;
   let space = true;
-  for (let i = 0; i < source.length; i++) {
-    if (drop[i]) {
+  for (let i = 0; i < n; i++) {
+    const c = source.charCodeAt(i);
+    if (drop[i] === 1) {
       // A tag between two words still separates them.
-      if (!space && source.charCodeAt(i) === 60 /* < */) {
-        text += ' ';
-        from.push(i);
+      if (!space && c === 60 /* < */) {
+        codes[length] = 32;
+        from[length++] = i;
         space = true;
       }
       continue;
     }
-    const c = source[i]!;
-    if (/\s/.test(c)) {
+    if (isSpaceCode(c)) {
       if (space) continue;
-      text += ' ';
-      from.push(i);
+      codes[length] = 32;
+      from[length++] = i;
       space = true;
       continue;
     }
-    text += c;
-    from.push(i);
+    codes[length] = c;
+    from[length++] = i;
     space = false;
   }
-  if (text.endsWith(' ')) {
-    text = text.slice(0, -1);
-    from.pop();
-  }
-  return { text, from: Int32Array.from(from) };
+  if (length > 0 && codes[length - 1] === 32) length--;
+  return { text: stringOf(codes, length), from: from.slice(0, length) };
+}
+
+/** What `\s` matches in a JavaScript regular expression (ECMAScript WhiteSpace and LineTerminator). */
+function isSpaceCode(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+const UTF16 = new TextDecoder('utf-16le');
+
+/** The string of the first `length` UTF-16 code units, exactly (surrogates included). */
+function stringOf(codes: Uint16Array, length: number): string {
+  const text = UTF16.decode(codes.subarray(0, length));
+  if (text.length === length && !text.includes('\ufffd')) return text;
+  // A lone surrogate (never in text read from SQLite) or a real U+FFFD: code unit by code unit.
+  let exact = '';
+  for (let i = 0; i < length; i++) exact += String.fromCharCode(codes[i]!);
+  return exact;
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -252,7 +306,7 @@ export function highlight(article: { title: string; body: string }, words: reado
   const { text, from } = flatten(article.body);
   // Source offsets onto text offsets: a match whose characters were all kept maps exactly.
   const to = new Int32Array(article.body.length + 1).fill(-1);
-  from.forEach((source, i) => (to[source] = i));
+  for (let i = 0; i < from.length; i++) to[from[i]!] = i;
   const matches: Match[] = [];
   for (const m of findMatches(article.body, words, MAX_MATCHES)) {
     const start = to[m.start]!;

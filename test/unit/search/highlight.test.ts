@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { flatten, highlight, queryWordsOf, SNIPPET_LENGTH, type HighlightedText } from '../../../src/search/highlight.js';
 import { normalizeQuery } from '../../../src/search/normalize.js';
 
@@ -75,5 +76,79 @@ describe('highlights of a search hit', () => {
     const h = highlight({ title: '𝐀𝐁 emoji 😀 then laser', body: '' }, words('laser'));
     expect(h.title.matches[0]).toMatchObject({ start: 16, length: 5 }); // 19 in UTF-16 code units
     expect(marked(h.title)).toEqual(['laser']);
+  });
+});
+
+/**
+ * flatten as it was before it built its text in typed arrays (a string and an array grown a
+ * character at a time): the faster one must give exactly the same text and offsets.
+ */
+function flattenReference(source: string): { text: string; from: Int32Array } {
+  const MARKUP =
+    /<!--[\s\S]*?(?:-->|$)|<\/?[A-Za-z][^<>]*>|!?\[(?=[^[\]\n]*\]\()|\]\([^()\s]*(?:\s+"[^"]*")?\)|(?<=^|\n)[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?)|\*\*?|__|`+|(?<=^|\n)[ \t]*(?:[-*_][ \t]*){3,}(?=\n|$)/g;
+  const drop = new Uint8Array(source.length + 1);
+  for (const m of source.matchAll(MARKUP)) drop.fill(1, m.index, m.index + m[0].length);
+  let text = '';
+  const from: number[] = [];
+  let space = true;
+  for (let i = 0; i < source.length; i++) {
+    if (drop[i]) {
+      if (!space && source.charCodeAt(i) === 60) {
+        text += ' ';
+        from.push(i);
+        space = true;
+      }
+      continue;
+    }
+    const c = source[i]!;
+    if (/\s/.test(c)) {
+      if (space) continue;
+      text += ' ';
+      from.push(i);
+      space = true;
+      continue;
+    }
+    text += c;
+    from.push(i);
+    space = false;
+  }
+  if (text.endsWith(' ')) {
+    text = text.slice(0, -1);
+    from.pop();
+  }
+  return { text, from: Int32Array.from(from) };
+}
+
+describe('highlighting cost shortcuts give the same answers', () => {
+  // Markdown marks, tags, every kind of white space JavaScript knows, Chinese, a character outside the BMP.
+  const piece = fc.constantFrom('laser', 'Fiber', 'x', '2024', '#', '## ', '* ', '- ', '1. ', '> ', '**', '__', '`', '[', '](u)', '![', '<b>', '</b>', '<!--', '-->', '---', ' ', '\n', '\r', '\v', '\f', '\t', '\u0085', '\u00a0', '\u1680', '\u2003', '\u200b', '\u2028', '\u202f', '\u3000', '\ufeff', '激光', '😀', 'é', '.', ',');
+  const markdown = fc.array(piece, { maxLength: 60 }).map((parts) => parts.join(''));
+
+  it('flatten gives the text and offsets the character-at-a-time version gave', () => {
+    fc.assert(
+      fc.property(markdown, (source) => {
+        const fast = flatten(source);
+        const reference = flattenReference(source);
+        expect(fast.text).toBe(reference.text);
+        expect(Array.from(fast.from)).toEqual(Array.from(reference.from));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('ASCII text and words are matched as the tokenizing path matches them', () => {
+    const word = fc.constantFrom('las', 'laser', 'fib', 'fiber', 'x', '20', 'a', 'be');
+    const title = fc.array(fc.constantFrom('laser', 'Lasers', 'FIBER', 'fiber-laser', 'x', 'x2', '2024', 'beam', 'a', 'ab', '-', '.', ' ', "'", 'be'), { maxLength: 30 }).map((p) => p.join(' '));
+    fc.assert(
+      fc.property(title, fc.array(word, { minLength: 1, maxLength: 3 }), (text, ws) => {
+        const query = queryWordsOf(ws);
+        // A trailing Chinese character takes the general path (the text is no longer ASCII)
+        // without matching anything: the matches before it must be the same.
+        const ascii = highlight({ title: text, body: '' }, query).title.matches;
+        const general = highlight({ title: `${text} 中`, body: '' }, query).title.matches;
+        expect(ascii).toEqual(general);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
