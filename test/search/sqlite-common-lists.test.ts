@@ -175,7 +175,7 @@ describe('champion lists kept in the snapshot by the worker', () => {
   it('a write the worker did not make marks the lists stale: searches read the index, and the next sync recomputes them', async () => {
     const { path, worker, clock } = await synced('stale');
     const before = search(path, 'laser');
-    // What an older worker after a rollback does: the article and its index entry change, the lists do not.
+    // What a fix made with SQL or another tool does: the article and its index entry change, the lists do not.
     const sqlite = new Database(path);
     try {
       const en = new Set(query<{ id: number }>(path, `SELECT id FROM articles WHERE locale = 'en'`).map((r) => r.id));

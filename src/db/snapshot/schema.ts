@@ -180,8 +180,8 @@ export const searchCommonLists = sqliteTable(
 
 /**
  * One row: whether the champion lists match the index. Triggers (migration 0004) clear `fresh`
- * on any write to articles or sections, whoever makes it (an older worker after a rollback, a
- * manual fix); the worker sets it again once it has brought the lists up to date in the same
+ * on any write to articles or sections, whoever makes it (a fix made with SQL, another tool that writes
+ * the snapshot); the worker sets it again once it has brought the lists up to date in the same
  * transaction. The search threads use the lists only while it is set.
  */
 export const searchCommonListsState = sqliteTable('search_common_lists_state', {

@@ -105,8 +105,8 @@ export class IndexChanges {
 
 /**
  * Brings the lists up to date with the index after `changes`, in the caller's write
- * transaction, and marks them fresh. Lists that were not fresh before the transaction (an
- * older worker or a manual fix wrote meanwhile, or the snapshot was just migrated) are
+ * transaction, and marks them fresh. Lists that were not fresh before the transaction (a
+ * manual fix or another tool wrote meanwhile, or the snapshot was just migrated) are
  * recomputed from the index, as are all of them after a rebuild or a full sync: that also
  * picks the words anew. Otherwise only the changed articles are looked at. Returns what it did.
  */

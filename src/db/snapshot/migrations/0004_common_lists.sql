@@ -15,8 +15,8 @@ CREATE TABLE `search_common_lists_state` (
 -- Empty and not fresh: the next sync computes the lists; until then searches read the index.
 INSERT INTO `search_common_lists_state` (`id`, `fresh`) VALUES (1, 0);
 --> statement-breakpoint
--- Any write that can change the index's text clears `fresh`, whoever makes it: an older worker
--- after a rollback keeps the index but not the lists, and searches must not trust them then.
+-- Any write that can change the index's text clears `fresh`, whoever makes it: a manual fix
+-- with SQL or another tool keeps the index but not the lists, and searches must not trust them.
 -- The WHEN makes it one write per transaction, not one per row.
 CREATE TRIGGER `articles_insert_stales_common_lists` AFTER INSERT ON `articles`
 WHEN (SELECT `fresh` FROM `search_common_lists_state` WHERE `id` = 1)
