@@ -3,6 +3,7 @@ import { createApp } from './app.js';
 import type { ApiConfig } from './config/api.js';
 import { KeysStore } from './db/keys/keys-store.js';
 import { SnapshotStore } from './db/snapshot/snapshot-store.js';
+import { openReader } from './db/sqlite/connection.js';
 import { drainable } from './http/server/drain.js';
 import { createApiServer } from './http/server/server-limits.js';
 import { createLogger, endLogOutput } from './logger.js';
@@ -26,7 +27,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
       ? await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host)
       : undefined;
   const logger = createLogger({ level: config.logLevel, name: 'api', batched: true });
-  const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger);
+  const store = new SnapshotStore(config.databasePath, config.busyTimeoutMs, logger, openReader);
   const keysStore = new KeysStore(config.keysDatabasePath, config.busyTimeoutMs, logger);
   const engine = createApiSearchEngine(config, logger);
   const app = createApp({

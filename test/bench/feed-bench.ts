@@ -14,6 +14,7 @@ import { addKey, keysPathFor, memoryLogger } from '../support/api.js';
 import { corpusSections, generateCorpus } from '../support/cms-fixtures.js';
 import { startWorker } from '../support/worker.js';
 import { startNode, stop } from './processes.js';
+import { openReader } from '../../src/db/sqlite/connection.js';
 
 /*
  * The change feed's figures (BENCH_PHASES=feed runs this phase alone): the feed's share of a
@@ -76,7 +77,7 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
 
     const key = addKey(databasePath, 'Bench').key;
     const { logger } = memoryLogger('warn');
-    const snapshot = new SnapshotStore(databasePath, 2_000, logger);
+    const snapshot = new SnapshotStore(databasePath, 2_000, logger, openReader);
     const keysStore = new KeysStore(keysPathFor(databasePath), 2_000, logger);
     // The response cache off: every read below costs what a first request costs.
     const app = createApp({ ...defaultAppSettings(), store: snapshot, keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 });
@@ -124,7 +125,7 @@ export async function benchFeed(databasePath: string, counts: Record<'en' | 'zh'
         });
         child.once('exit', (code) => reject(new Error(`worker exited ${code}`)));
       });
-      const api = createServer(createApp({ ...defaultAppSettings(), store: new SnapshotStore(databasePath, 2_000, logger), keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 })).listen(0, '127.0.0.1');
+      const api = createServer(createApp({ ...defaultAppSettings(), store: new SnapshotStore(databasePath, 2_000, logger, openReader), keysStore, engine: new SqliteFtsEngine(), logger, responseCacheBytes: 0 })).listen(0, '127.0.0.1');
       await new Promise((r) => api.once('listening', r));
       const feed = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1/changes?locale=en&limit=100`;
       let since = cursor!;

@@ -5,6 +5,7 @@ import { revokeKey } from '../../src/keys/manage.js';
 import { addKey, keysPathFor, memoryLogger, withKeys } from '../support/api.js';
 import { rawArticle } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+import { openReader } from '../../src/db/sqlite/connection.js';
 
 /*
  * When each store notices a commit by another connection: the keys on every call (a
@@ -35,7 +36,7 @@ describe('store sessions', () => {
   it('the snapshot store sees a commit from the next turn of the event loop', async () => {
     const path = dir.path('turns.db');
     buildSnapshot(path, { sections: [], articles: [] });
-    const store = new SnapshotStore(path, 1_000, memoryLogger().logger);
+    const store = new SnapshotStore(path, 1_000, memoryLogger().logger, openReader);
     try {
       const first = store.session();
       buildSnapshot(path, { sections: [], articles: [rawArticle({ slug: 'later' })] });

@@ -9,6 +9,7 @@ import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { startFakeMeilisearch, type FakeMeilisearch } from '../fakes/fake-meilisearch.js';
 import { meiliFixture, type MeiliFixture } from '../support/meili-fixture.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+import { openReader } from '../../src/db/sqlite/connection.js';
 
 /*
  * The search depth cap (src/content/search.ts), the same on every engine. Exercised with a
@@ -36,7 +37,7 @@ beforeAll(async () => {
   fake = await startFakeMeilisearch({ taskDelayMs: 1 });
   meili = meiliFixture({ host: fake.url }, { label: 'depth' });
   await meili.indexSnapshot(dbPath);
-  store = new SnapshotStore(dbPath, 2_000, memoryLogger('silent').logger);
+  store = new SnapshotStore(dbPath, 2_000, memoryLogger('silent').logger, openReader);
 });
 
 afterAll(async () => {

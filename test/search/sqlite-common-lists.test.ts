@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openWriter } from '../../src/db/sqlite/connection.js';
+import { openWriter, openReader } from '../../src/db/sqlite/connection.js';
 import { SnapshotStore } from '../../src/db/snapshot/snapshot-store.js';
 import { createLogger } from '../../src/logger.js';
 import { commonListsFresh, readCommonList, type ListLimits } from '../../src/search/sqlite/common-lists.js';
@@ -119,7 +119,7 @@ function termDocs(path: string): Map<string, number> {
 const now = Date.parse('2026-11-20T08:00:00Z');
 
 function search(path: string, q: string, locale: 'en' | 'zh' = 'en') {
-  const store = new SnapshotStore(path, 5_000, createLogger({ level: 'silent' }));
+  const store = new SnapshotStore(path, 5_000, createLogger({ level: 'silent' }), openReader);
   try {
     const session = store.session();
     const table = new SnapshotViews().table(session, locale);

@@ -35,6 +35,24 @@ searchContract('sqlite in worker threads', () => ({
   cleanup: async () => {},
 }));
 
+describe('a search thread starts light', () => {
+  it('loads no drizzle-orm (on Node 24 importing it costs each thread about a second of CPU)', () => {
+    // The thread's whole static module graph is resolved before any of it runs, so the hook
+    // sees every module a thread would load, though the script stops at once outside a thread.
+    const code = `
+      import { registerHooks } from 'node:module';
+      const seen = [];
+      registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r; } });
+      await import(${JSON.stringify(pathToFileURL(`${REPO_ROOT}dist/src/search/sqlite/pool/worker.js`).href)}).catch(() => {});
+      console.log(JSON.stringify(seen));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const urls = JSON.parse(run.stdout) as string[];
+    expect(urls.some((u) => u.includes('/search/sqlite/sqlite-rank.js'))).toBe(true);
+    expect(urls.some((u) => u.includes('better-sqlite3'))).toBe(true);
+    expect(urls.filter((u) => u.includes('drizzle-orm/') && !u.includes('drizzle-orm/migrator') && !u.includes('drizzle-orm/migrator.js'))).toEqual([]);
+  });
+});
+
 describe('search threads follow the snapshot', () => {
   const pooled = onePooledThread('sqlite-pool-', 'kestrel-one', 'Kestrel optics one');
   const dbPath = pooled.dbPath;

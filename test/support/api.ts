@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import type { SearchEngine } from '../../src/search/engine.js';
 import { SqliteFtsEngine } from '../../src/search/sqlite/sqlite-fts.js';
 import type { Clock } from '../../src/lib/time.js';
+import { openReader } from '../../src/db/sqlite/connection.js';
 
 /** A pino logger whose lines are kept in memory, to assert on what gets logged. */
 export function memoryLogger(level = 'info'): { logger: Logger; lines: string[] } {
@@ -86,7 +87,7 @@ export async function startApi(options: {
   deps?: Partial<Omit<AppDeps, 'store' | 'keysStore' | 'engine' | 'logger' | 'clock'>>;
 }): Promise<TestApi> {
   const { logger, lines } = memoryLogger(options.logLevel);
-  const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger);
+  const store = new SnapshotStore(options.databasePath, options.busyTimeoutMs ?? 200, logger, openReader);
   const keysStore = new KeysStore(options.keysDatabasePath ?? keysPathFor(options.databasePath), options.busyTimeoutMs ?? 200, logger);
   const engine = options.engine ?? new SqliteFtsEngine();
   const defaults = defaultAppSettings();

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Locale } from '../../locale.js';
-import { statementsFor, type Db } from '../sqlite/connection.js';
+import { statementsFor, type Db } from '../sqlite/sqlite-file.js';
 import type { SnapshotStateRow } from './schema.js';
 
 /*

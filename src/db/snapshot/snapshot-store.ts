@@ -1,6 +1,6 @@
 import { ServiceUnavailableError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { isStoreFailure, NotASnapshotError, openReader, SchemaOutdatedError, type Db } from '../sqlite/connection.js';
+import { isStoreFailure, NotASnapshotError, SchemaOutdatedError, type Db, type OpenOptions } from '../sqlite/sqlite-file.js';
 import { isCorruption, ReopeningReader } from '../sqlite/reopening-reader.js';
 
 export interface StoreSession {
@@ -39,8 +39,12 @@ export class SnapshotStore {
   /** Reused while nothing changed: a new object only when the generation moves. */
   private current: StoreSession | undefined;
 
-  constructor(path: string, busyTimeoutMs: number, logger: Logger) {
-    this.reader = new ReopeningReader({ path, open: () => openReader(path, { busyTimeoutMs }),
+  /**
+   * `open`: connection.ts's openReader (with drizzle's query builder), or for the search threads
+   * a plain connection (they run prepared statements only; see sqlite-file.ts for why).
+   */
+  constructor(path: string, busyTimeoutMs: number, logger: Logger, open: (path: string, options: OpenOptions) => Db) {
+    this.reader = new ReopeningReader({ path, open: () => open(path, { busyTimeoutMs }),
       logger,
       store: 'sqlite',
       noun: 'snapshot',

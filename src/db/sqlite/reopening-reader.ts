@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { TurnQueue } from '../../lib/turn-queue.js';
 import type { Logger } from '../../logger.js';
-import { statementsFor } from './connection.js';
+import { statementsFor } from './sqlite-file.js';
 
 // db.pragma() would prepare a new statement on every request.
 const prepared = statementsFor((sqlite) => ({ dataVersion: sqlite.prepare('PRAGMA data_version').pluck() }));

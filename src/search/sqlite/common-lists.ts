@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { DEFAULT_COMMON_MIN } from '../../config/search.js';
-import { statementsFor, type Db } from '../../db/sqlite/connection.js';
+import { statementsFor, type Db } from '../../db/sqlite/sqlite-file.js';
 import { normalizeQuery } from '../normalize.js';
 import { FTS_TOKENIZE, frequentTerms, ftsMatchIdArray, type FtsDocument } from './fts-table.js';
 import { matchFor } from './match-expression.js';

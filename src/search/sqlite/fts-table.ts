@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { statementsFor, type Db } from '../../db/sqlite/connection.js';
+import { statementsFor, type Db } from '../../db/sqlite/sqlite-file.js';
 
 /** The text columns of articles_fts, already segmented (src/search/segment.ts). */
 export interface FtsDocument {

@@ -1,6 +1,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SnapshotStore } from '../../../db/snapshot/snapshot-store.js';
+import { openReaderFile, type Db, type OpenOptions } from '../../../db/sqlite/sqlite-file.js';
 import { AppError } from '../../../errors.js';
 import { createLogger } from '../../../logger.js';
 import { RankedSearch } from '../sqlite-fts.js';
@@ -31,7 +32,10 @@ const logger = createLogger({ level: setup.logLevel, destination: { write: (line
 // The snapshot's state (unavailable, available again, reopened) is the API's store's to log, once:
 // each thread logging it too multiplied every such line by SEARCH_WORKERS. A thread's own
 // failure still reaches the partner and the request log through the search that met it.
-const store = new SnapshotStore(setup.databasePath, setup.busyTimeoutMs, logger.child({}, { level: 'silent' }));
+// A plain connection, without drizzle's query builder: a search thread runs prepared statements
+// only, and importing drizzle would cost each thread about a second of CPU (sqlite-file.ts).
+const plainReader = (path: string, options: OpenOptions) => ({ $client: openReaderFile(path, options) }) as Db;
+const store = new SnapshotStore(setup.databasePath, setup.busyTimeoutMs, logger.child({}, { level: 'silent' }), plainReader);
 const views = new SnapshotViews((locale, version, ms) =>
   logger.debug({ locale, version, ms }, `search thread built its view of ${locale} (content version ${version}) in ${ms} ms`),
 );
