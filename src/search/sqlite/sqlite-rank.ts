@@ -54,20 +54,19 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
     return all;
   }
 
-  // Matches with every word in the title (their marks become Titled), the others stay Other.
-  const titledIds = intersect(words.map((w) => terms.title(db, w)));
-  for (let i = 0; i < titledIds.length; i++) {
-    const id = titledIds[i]!;
-    if (id < marks.length && marks[id] === Mark.Other) marks[id] = Mark.Titled;
-  }
-  // Split in one pass, each part newest first: the titled ones into place, the others aside.
+  // Split in one pass, each part newest first: the matches with every word in the title into
+  // place (their marks become Titled), the others aside.
+  const inTitle = matchBits(words.map((w) => terms.title(db, w)));
   const others = spareRest(total);
   let titled = 0;
   let other = 0;
   for (let i = 0; i < total; i++) {
     const id = newestFirst[i]!;
-    if (marks[id] === Mark.Titled) all[titled++] = id;
-    else others[other++] = id;
+    const word = id >>> 5;
+    if (word < inTitle.length && (inTitle[word]! & (1 << (id & 31))) !== 0) {
+      marks[id] = Mark.Titled;
+      all[titled++] = id;
+    } else others[other++] = id;
   }
   all.set(others.subarray(0, other), titled);
 
@@ -115,17 +114,19 @@ function exposedMatches(sets: readonly IdSet[], exposure: ExposureIndex): { newe
   }
   let largest = -1;
   for (let i = 0; i < newestFirst.length; i++) if (newestFirst[i]! > largest) largest = newestFirst[i]!;
-  const marks = new Uint8Array(largest + 1);
+  if (spareMarks.length <= largest) spareMarks = new Uint8Array(Math.max(largest + 1, 2 * spareMarks.length));
+  const marks = spareMarks.subarray(0, largest + 1).fill(0);
   for (let i = 0; i < newestFirst.length; i++) marks[newestFirst[i]!] = Mark.Other;
   return { newestFirst, marks };
 }
 
-/** A bitmap of the ids in every set. */
+/** A bitmap of the ids in every set (in a scratch array: valid until the next call). */
 function matchBits(sets: readonly IdSet[]): Uint32Array {
   const sorted = [...sets].sort((a, b) => a.size - b.size);
   const smallest = sorted[0]!;
   if (sorted.every((s) => s.bitmap)) {
-    const bits = Uint32Array.from(smallest.bitmap!);
+    const bits = spareBitmap(smallest.bitmap!.length);
+    bits.set(smallest.bitmap!);
     for (let s = 1; s < sorted.length; s++) {
       const b = sorted[s]!.bitmap!;
       for (let w = 0; w < bits.length; w++) bits[w]! &= b[w] ?? 0;
@@ -133,7 +134,7 @@ function matchBits(sets: readonly IdSet[]): Uint32Array {
     return bits;
   }
   const ids = intersect(sets);
-  const bits = new Uint32Array(ids.length > 0 ? (ids[ids.length - 1]! >>> 5) + 1 : 0);
+  const bits = spareBitmap(ids.length > 0 ? (ids[ids.length - 1]! >>> 5) + 1 : 0).fill(0);
   for (let i = 0; i < ids.length; i++) bits[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
   return bits;
 }
@@ -250,7 +251,15 @@ class Scores {
 const scored = new Scores();
 
 // Scratch arrays reused from query to query (each for one purpose, so that none is overwritten
-// while read): only ever read up to what the same call wrote.
+// while read): only ever read up to what the same call wrote. Fresh memory is dear: a new
+// 300 KB array cost about a millisecond to fill on the measuring machine (its first writes
+// fault its pages in), reused ones a few hundredths.
+let spareMarks = new Uint8Array(0);
+let spareBits = new Uint32Array(0);
+function spareBitmap(length: number): Uint32Array {
+  if (spareBits.length < length) spareBits = new Uint32Array(Math.max(length, 2 * spareBits.length));
+  return spareBits.subarray(0, length);
+}
 let spareExposedIds = new Int32Array(0);
 let spareRestIds = new Int32Array(0);
 let spareIndexes = new Uint32Array(0);
