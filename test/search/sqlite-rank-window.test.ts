@@ -5,7 +5,8 @@ import { SnapshotViews } from '../../src/search/sqlite/pool/snapshot-views.js';
 import { RankedSearch } from '../../src/search/sqlite/sqlite-fts.js';
 import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
+import { openWriter } from '../../src/db/sqlite/connection.js';
+import { buildSnapshot, tempDir, writeSnapshot } from '../support/snapshot-fixture.js';
 
 /*
  * The ordering rule of a large match set (more exposed matches than SEARCH_RANK_ALL_MAX), as
@@ -73,9 +74,9 @@ afterAll(() => {
   dir.cleanup();
 });
 
-function ranked(commonMin: number, section: string | undefined): { slugs: string[]; total: number } {
+function ranked(commonMin: number, section: string | undefined, from = store): { slugs: string[]; total: number } {
   const engine = new RankedSearch({ cacheBytes: 1 << 20, rankAllMax: 12, commonMin, termBytes: 1 << 20 });
-  const session = store.session();
+  const session = from.session();
   const table = new SnapshotViews().table(session, 'en');
   const page = engine.page(session.db, { q: 'heliostat', section, contentTag: table.contentTag(now), page: 1, limit: 50 }, table.exposure(now, section));
   const slugOf = new Map(session.db.$client.prepare<[], [number, string]>('SELECT id, slug FROM articles').raw().all());
@@ -101,4 +102,26 @@ describe('ranking of a match set larger than SEARCH_RANK_ALL_MAX', () => {
       expect(ranked(commonMin, undefined)).toEqual({ slugs: EXPECTED_ALL, total: EXPECTED_ALL.length });
     });
   }
+
+  it('scores the titles as they are after a sync changed them (the heads read for scoring follow the snapshot)', () => {
+    const path = dir.path('changing.db');
+    buildSnapshot(path, { sections, articles, now });
+    const changing = new SnapshotStore(path, 5_000, createLogger({ level: 'silent' }));
+    try {
+      expect(ranked(1, 'energy', changing).slugs).toEqual(EXPECTED);
+      // t-1 gets the exact title, t-2 a long one: the window's order turns.
+      const retitled = articles.map((a) =>
+        a.slug === 't-1' ? { ...a, title: 'Heliostat' } : a.slug === 't-2' ? { ...a, title: 'Heliostat makers report another quarter of growth in orders' } : a,
+      );
+      const writer = openWriter(path, { busyTimeoutMs: 5_000 });
+      try {
+        writeSnapshot(writer, { sections, articles: retitled, now });
+      } finally {
+        writer.$client.close();
+      }
+      expect(ranked(1, 'energy', changing).slugs).toEqual(['t-1', 't-2', ...EXPECTED.slice(2)]);
+    } finally {
+      changing.close();
+    }
+  });
 });
