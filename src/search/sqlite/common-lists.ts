@@ -130,8 +130,8 @@ function recomputeAll(db: Db, limits: ListLimits): CommonListsRefresh {
   let bytes = 0;
   let words = 0;
   const { terms, largestId } = frequentTerms(db, limits.minDocs);
-  for (const [term] of terms) {
-    // Only terms a query produces as they are (a normalized word is an index term).
+  for (const term of candidateWords(terms)) {
+    // Only words a query produces as they are (a normalized word is an index term).
     if (normalizeQuery(term).words.join(' ') !== term) continue;
     const all = encode(ftsMatchIdArray(db, matchFor([term])!), largestId);
     const title = encode(ftsMatchIdArray(db, titleMatch(term)), largestId);
@@ -142,6 +142,25 @@ function recomputeAll(db: Db, limits: ListLimits): CommonListsRefresh {
     words += 1;
   }
   return { mode: 'whole', words, bytes };
+}
+
+const HAN = /^\p{Script=Han}+$/u;
+
+/**
+ * The words to list, most frequent first: the index's common terms, and the first two
+ * characters of its common Chinese terms. A Chinese query word is often the start of longer
+ * indexed words (`激光` of `激光器`, as the index segmented `激光器件`), and a prefix query of it
+ * reads all their doclists; such a word ranks with the most frequent term it starts.
+ */
+function candidateWords(terms: readonly [string, number][]): string[] {
+  const docs = new Map<string, number>();
+  const add = (word: string, n: number) => docs.set(word, Math.max(n, docs.get(word) ?? 0));
+  for (const [term, n] of terms) {
+    add(term, n);
+    const chars = [...term];
+    if (chars.length > 2 && HAN.test(term)) add(chars.slice(0, 2).join(''), n);
+  }
+  return [...docs].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([word]) => word);
 }
 
 /**
