@@ -42,6 +42,7 @@ interface Statements {
   readAll: Database.Statement<[], { word: string; field: ListField; docs: number; encoding: ListEncoding; ids: Buffer }>;
   write: Database.Statement<[string, string, number, string, Buffer]>;
   clear: Database.Statement<[]>;
+  mostCommon: Database.Statement<[number], string>;
 }
 
 const prepared = statementsFor(
@@ -52,6 +53,7 @@ const prepared = statementsFor(
     readAll: sqlite.prepare('SELECT word, field, docs, encoding, ids FROM search_common_lists'),
     write: sqlite.prepare('INSERT OR REPLACE INTO search_common_lists (word, field, docs, encoding, ids) VALUES (?, ?, ?, ?, ?)'),
     clear: sqlite.prepare('DELETE FROM search_common_lists'),
+    mostCommon: sqlite.prepare<[number], string>(`SELECT word FROM search_common_lists WHERE field = 'all' ORDER BY docs DESC, word LIMIT ?`).pluck(),
   }),
 );
 
@@ -70,10 +72,7 @@ export function readCommonList(db: Db, word: string, field: ListField): StoredLi
 
 /** The most common listed words, most frequent first (a thread rehearses queries of them). */
 export function commonWords(db: Db, limit: number): string[] {
-  return db.$client
-    .prepare<[number], string>(`SELECT word FROM search_common_lists WHERE field = 'all' ORDER BY docs DESC, word LIMIT ?`)
-    .pluck()
-    .all(limit);
+  return prepared(db).mostCommon.all(limit);
 }
 
 // ---- Writing (the worker, inside the transaction that changed the index) ----

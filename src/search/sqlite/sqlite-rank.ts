@@ -114,8 +114,7 @@ function exposedMatches(sets: readonly IdSet[], exposure: ExposureIndex): { newe
   }
   let largest = -1;
   for (let i = 0; i < newestFirst.length; i++) if (newestFirst[i]! > largest) largest = newestFirst[i]!;
-  if (spareMarks.length <= largest) spareMarks = new Uint8Array(Math.max(largest + 1, 2 * spareMarks.length));
-  const marks = spareMarks.subarray(0, largest + 1).fill(0);
+  const marks = spareMarks(largest + 1).subarray(0, largest + 1).fill(0);
   for (let i = 0; i < newestFirst.length; i++) marks[newestFirst[i]!] = Mark.Other;
   return { newestFirst, marks };
 }
@@ -250,36 +249,25 @@ class Scores {
 }
 const scored = new Scores();
 
+/** A typed array of at least `length` elements, the same one from call to call (grown by doubling). */
+function scratch<T extends Uint8Array | Int32Array | Uint32Array>(make: (length: number) => T): (length: number) => T {
+  let array = make(0);
+  return (length) => {
+    if (array.length < length) array = make(Math.max(length, 2 * array.length));
+    return array;
+  };
+}
 // Scratch arrays reused from query to query (each for one purpose, so that none is overwritten
 // while read): only ever read up to what the same call wrote. Fresh memory is dear: a new
 // 300 KB array cost about a millisecond to fill on the measuring machine (its first writes
 // fault its pages in), reused ones a few hundredths.
-let spareMarks = new Uint8Array(0);
-let spareBits = new Uint32Array(0);
-function spareBitmap(length: number): Uint32Array {
-  if (spareBits.length < length) spareBits = new Uint32Array(Math.max(length, 2 * spareBits.length));
-  return spareBits.subarray(0, length);
-}
-let spareExposedIds = new Int32Array(0);
-let spareRestIds = new Int32Array(0);
-let spareIndexes = new Uint32Array(0);
-let spareRanks = new Int32Array(0);
-function spareExposed(length: number): Int32Array {
-  if (spareExposedIds.length < length) spareExposedIds = new Int32Array(Math.max(length, 2 * spareExposedIds.length));
-  return spareExposedIds;
-}
-function spareRest(length: number): Int32Array {
-  if (spareRestIds.length < length) spareRestIds = new Int32Array(Math.max(length, 2 * spareRestIds.length));
-  return spareRestIds;
-}
-function spareIndex(length: number): Uint32Array {
-  if (spareIndexes.length < length) spareIndexes = new Uint32Array(Math.max(length, 2 * spareIndexes.length));
-  return spareIndexes;
-}
-function spareOrders(length: number): Int32Array {
-  if (spareRanks.length < length) spareRanks = new Int32Array(Math.max(length, 2 * spareRanks.length));
-  return spareRanks;
-}
+const spareMarks = scratch((n) => new Uint8Array(n));
+const spareBits = scratch((n) => new Uint32Array(n));
+const spareBitmap = (length: number) => spareBits(length).subarray(0, length);
+const spareExposed = scratch((n) => new Int32Array(n));
+const spareRest = scratch((n) => new Int32Array(n));
+const spareIndex = scratch((n) => new Uint32Array(n));
+const spareOrders = scratch((n) => new Int32Array(n));
 
 /**
  * bm25 from the index, for an FTS5 expression of uncommon words. FTS5 scores a range of ids
