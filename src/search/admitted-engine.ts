@@ -39,8 +39,8 @@ export class AdmittedEngine implements SearchEngine {
     return this.inner.close();
   }
 
-  start(): void {
-    this.inner.start?.();
+  start(): Promise<void> {
+    return this.inner.start?.() ?? Promise.resolve();
   }
 
   /** Admission figures (in_flight, queued, refused_*), then the engine's own. */

@@ -69,7 +69,8 @@ export interface SearchEngine {
   /**
    * Starts, ahead of the first search, what the engine runs on (the embedded engine's threads
    * and their views of the snapshot), so that the first partners' searches after a start do not
-   * each pay about a second for it. Engines with nothing to start omit it.
+   * each pay about a second for it. Resolves when that is ready (the API opens its port then).
+   * Engines with nothing to start omit it.
    */
-  start?(): void;
+  start?(): Promise<void>;
 }

@@ -95,7 +95,9 @@ interface Match {
 /** Every match of the query words in `text` (UTF-16 offsets), in text order, overlaps resolved to the first. */
 function findMatches(text: string, words: readonly QueryWord[], limit = Number.POSITIVE_INFINITY): Match[] {
   if (words.every((w) => w.parts.length === 1 && ASCII.test(w.parts[0]!)) && ASCII.test(text)) return findAsciiMatches(text, words, limit);
-  const hanStarts = new Set(words.flatMap((w) => (HAN.test(w.parts[0]!.charAt(0)) ? [w.parts[0]!.charAt(0)] : [])));
+  if (words.every((w) => w.parts.length === 1 && HAN_WORD.test(w.parts[0]!))) return findHanMatches(text, words, limit);
+  // First characters as code points: charAt(0) of a character outside the BMP (𠀀) is half of it.
+  const hanStarts = new Set(words.flatMap((w) => codePointAt(w.parts[0]!, 0) ?? []).filter((c) => HAN.test(c)));
   const toks = tokens(text, hanStarts);
   const out: Match[] = [];
   for (let i = 0; i < toks.length && out.length < limit; i++) {
@@ -145,6 +147,64 @@ function findAsciiMatches(text: string, words: readonly QueryWord[], limit: numb
     out.push({ start, end, word: at.get(start)! });
   }
   return out;
+}
+
+const HAN_WORD = /^\p{Script=Han}+$/u;
+
+/**
+ * findMatches for one-token Chinese words (most Chinese queries): the same matches, found with
+ * indexOf, segmenting only the Chinese runs where a word occurs. A Chinese word only matches
+ * tokens of a Chinese run, and it matches where a token of its run starts with it; tokenizing
+ * every run that held a word's first character (in laser articles, 光 of 激光 is in most)
+ * was most of a Chinese search answer's highlighting cost.
+ */
+function findHanMatches(text: string, words: readonly QueryWord[], limit: number): Match[] {
+  // Token start -> its end and the first query word (in query order) it starts with.
+  const at = new Map<number, { end: number; word: number }>();
+  const runs = new Map<number, Map<number, number>>();
+  for (let w = 0; w < words.length; w++) {
+    const part = words[w]!.parts[0]!;
+    for (let i = text.indexOf(part); i !== -1; i = text.indexOf(part, i + 1)) {
+      if (at.has(i)) continue;
+      const end = hanTokenEnds(text, i, runs).get(i);
+      // A token starting here that holds the word: shorter, the word runs past it.
+      if (end !== undefined && end - i >= part.length) at.set(i, { end, word: w });
+    }
+  }
+  const starts = [...at.keys()].sort((a, b) => a - b);
+  const out: Match[] = [];
+  for (const start of starts) {
+    if (out.length >= limit) break;
+    const { end, word } = at.get(start)!;
+    out.push({ start, end, word });
+  }
+  return out;
+}
+
+/** The tokens (start -> end) of the Chinese run around `i`, as tokens() splits it; segmented once per run. */
+function hanTokenEnds(text: string, i: number, runs: Map<number, Map<number, number>>): Map<number, number> {
+  let start = i;
+  for (let before = codePointBefore(text, start); before !== undefined && HAN.test(before); before = codePointBefore(text, start)) start -= before.length;
+  let ends = runs.get(start);
+  if (ends) return ends;
+  let end = i;
+  for (let c = codePointAt(text, end); c !== undefined && HAN.test(c); c = codePointAt(text, end)) end += c.length;
+  ends = new Map();
+  for (const s of segmenter.segment(text.slice(start, end))) ends.set(start + s.index, start + s.index + s.segment.length);
+  runs.set(start, ends);
+  return ends;
+}
+
+/** The character (one code point, as a string) starting at `i`, or ending just before it. */
+function codePointAt(text: string, i: number): string | undefined {
+  const c = text.codePointAt(i);
+  return c === undefined ? undefined : String.fromCodePoint(c);
+}
+function codePointBefore(text: string, i: number): string | undefined {
+  if (i <= 0) return undefined;
+  const low = text.charCodeAt(i - 1);
+  const pair = i >= 2 && isLowSurrogate(low) && text.charCodeAt(i - 2) >= 0xd800 && text.charCodeAt(i - 2) <= 0xdbff;
+  return pair ? text.slice(i - 2, i) : text.slice(i - 1, i);
 }
 
 // Markdown and HTML that a plain-text excerpt leaves out: tags and comments, images and link

@@ -52,22 +52,24 @@ function answeredBy(api: ApiProcess, keyId: number): Array<{ pid: number; status
 }
 
 describe('at start, before any request', () => {
-  it('builds its views of both locales before it listens, and starts its search threads, which build theirs', async () => {
+  it('builds its views of both locales, and its search threads build theirs and rehearse, before it listens', async () => {
     const api = await spawnApi({ DATABASE_PATH: dbPath, LOG_LEVEL: 'debug', SEARCH_WORKERS: '2' });
-    const messages = () => api.logs().map((l) => String(l.msg));
-    // The API's own views: built before the port opened, so no partner waits for them.
-    const listening = messages().findIndex((m) => m.startsWith('API listening'));
-    const views = messages().flatMap((m, i) => (m.startsWith('built the view of') ? [i] : []));
+    const logs = api.logs();
+    const messages = logs.map((l) => String(l.msg));
+    // The API's own views and the threads' start: done before the port opened, so that no
+    // partner's first search waits for them.
+    const listening = messages.findIndex((m) => m.startsWith('API listening'));
+    const views = messages.flatMap((m, i) => (m.startsWith('built the view of') ? [i] : []));
     expect(views).toHaveLength(2);
     expect(views.every((i) => i < listening)).toBe(true);
-    // The search threads', in the background.
-    const built = () =>
-      api
-        .logs()
-        .filter((l) => typeof l.msg === 'string' && l.msg.startsWith('search thread built its view'))
-        .map((l) => `${l.thread as number}:${l.locale as string}`)
-        .sort();
-    await expect.poll(built, { timeout: 20_000 }).toEqual(['0:en', '0:zh', '1:en', '1:zh']);
+    const before = logs.slice(0, listening);
+    const threadViews = before
+      .filter((l) => typeof l.msg === 'string' && l.msg.startsWith('search thread built its view'))
+      .map((l) => `${l.thread as number}:${l.locale as string}`)
+      .sort();
+    expect(threadViews).toEqual(['0:en', '0:zh', '1:en', '1:zh']);
+    const rehearsed = before.filter((l) => l.msg === 'search thread rehearsed common queries').map((l) => l.thread as number);
+    expect(rehearsed.sort()).toEqual([0, 1]);
     expect(api.logs().some((l) => l.req !== undefined)).toBe(false);
   });
 });

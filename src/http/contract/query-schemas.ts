@@ -118,3 +118,4 @@ export const searchQuery = z.object({ locale, q, page, limit, section, highlight
 
 export type ListQuery = z.output<typeof listQuery>;
 export type ChangesQuery = z.output<typeof changesQuery>;
+export type SearchQuery = z.output<typeof searchQuery>;

@@ -151,4 +151,21 @@ describe('highlighting cost shortcuts give the same answers', () => {
       { numRuns: 500 },
     );
   });
+  it('Chinese words are matched as the tokenizing path matches them', () => {
+    const word = fc.constantFrom('激光', '光', '光学', '切割', '切', '器', '激', '𠀀', '中国', '々');
+    const piece = fc.constantFrom('激光', '激光器', '光学', '光', '器', '切割', '切', '中', '中国', '国', '，', ',', ' ', '。', 'laser', 'x2', '𠀀', '𠀀光', '々', '〇', '\n', '**', '<b>');
+    const text = fc.array(piece, { maxLength: 40 }).map((p) => p.join(''));
+    fc.assert(
+      fc.property(text, fc.array(word, { minLength: 1, maxLength: 3 }), (t, ws) => {
+        const query = queryWordsOf(ws);
+        // A Latin word that matches nothing sends the same query down the general path.
+        const general = queryWordsOf([...ws, 'zzzq']);
+        const fast = highlight({ title: t, body: t }, query);
+        const slow = highlight({ title: t, body: t }, general);
+        expect(fast.title.matches).toEqual(slow.title.matches);
+        expect(fast.body).toEqual(slow.body);
+      }),
+      { numRuns: 1000 },
+    );
+  });
 });

@@ -32,8 +32,8 @@ export class PooledSqliteEngine implements SearchEngine {
     return this.pool.close();
   }
 
-  start(): void {
-    this.pool.start();
+  start(): Promise<void> {
+    return this.pool.start();
   }
 
   stats(): Record<string, number> {

@@ -56,6 +56,10 @@ export class WorkerPool {
   private refreshing: NodeJS.Timeout | undefined;
   /** Threads still to refresh in the current round, one at a time. */
   private round: Slot[] = [];
+  /** Slots started by start() whose thread has not yet warmed (or failed) once, and who waits for that. */
+  private unwarmed = new Set<Slot>();
+  private onceWarmed: (() => void) | undefined;
+  private warmedOnce: Promise<void> | undefined;
   private nextId = 1;
   private replaced = 0;
   private closed = false;
@@ -92,11 +96,31 @@ export class WorkerPool {
    * snapshot and rebuild their views, so that the first searches after a sync do not wait for
    * that. One thread at a time: while it rebuilds (a few hundred ms per changed locale on
    * 100,000 articles) it is not idle, and searches go to the others or wait here for it.
+   * Resolves when every thread has built its views and rehearsed once (or failed): the API
+   * opens its port then (src/api-process.ts).
    */
-  start(): void {
-    if (this.closed) return;
-    for (const slot of this.slots) slot.worker ??= this.spawn(slot);
+  start(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    for (const slot of this.slots) {
+      if (slot.worker) continue;
+      slot.worker = this.spawn(slot);
+      this.unwarmed.add(slot);
+    }
     this.refreshing ??= setInterval(() => this.refreshRound(), this.setup.refreshMs ?? 1_000).unref();
+    // Settled once every thread started here has built its views and rehearsed, or failed.
+    this.warmedOnce ??= new Promise((resolve) => {
+      this.onceWarmed = resolve;
+    });
+    this.settleStart(undefined);
+    return this.warmedOnce;
+  }
+
+  /** Takes `slot` (if any) off the threads start() waits for; settles start() when none is left. */
+  private settleStart(slot: Slot | undefined): void {
+    if (slot) this.unwarmed.delete(slot);
+    if (this.unwarmed.size > 0 && !this.closed) return;
+    this.onceWarmed?.();
+    this.onceWarmed = undefined;
   }
 
   /** Starts a round of refreshes unless one is still going (a slow rebuild). */
@@ -136,6 +160,7 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.settleStart(undefined);
     clearInterval(this.refreshing);
     for (const slot of this.slots) clearTimeout(slot.respawn);
     for (const task of this.waiting.splice(0)) task.reject(new ServiceUnavailableError('Search is shutting down; please retry.'));
@@ -188,6 +213,7 @@ export class WorkerPool {
     slot.ready = true;
     slot.failures = 0;
     slot.warming = false;
+    this.settleStart(slot);
     if (!slot.task && slot.pendingId === undefined) this.next(slot);
     this.refreshNext();
   }
@@ -249,6 +275,7 @@ export class WorkerPool {
     slot.warming = false;
     slot.cache = NO_CACHE;
     this.logger.error({ search: 'sqlite', thread: slot.index, err: error }, 'search thread failed; starting a new one');
+    this.settleStart(slot);
     // The engine could not answer (the contract's 503), not a fault in the request.
     this.settle(slot)?.reject(new ServiceUnavailableError('Search is unavailable right now; please retry.', `search thread failed: ${error.message}`));
     // Started ahead of searches (start()): its replacement too, after a pause that doubles with
