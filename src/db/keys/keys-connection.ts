@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { ensureFolder, SchemaOutdatedError, useWal } from '../sqlite/connection.js';
 import * as keysSchema from './keys-schema.js';
 import { appliedSchemaVersion, expectedSchemaVersion, migrate, migrations, type MigrationFolder } from '../sqlite/migrate.js';
+import { openCheckedReader } from '../sqlite/sqlite-file.js';
 
 export type KeysDb = BetterSQLite3Database<typeof keysSchema> & { $client: Database.Database };
 
@@ -51,9 +52,7 @@ export function openKeysWriter(path: string, options: { busyTimeoutMs: number; c
  * file throws (SQLITE_CANTOPEN); an unmigrated one SchemaOutdatedError. Both become a 503.
  */
 export function openKeysReader(path: string, options: { busyTimeoutMs: number }): KeysDb {
-  const sqlite = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
+  const sqlite = openCheckedReader(path, options.busyTimeoutMs, (sqlite) => {
     assertKeysDatabase(sqlite, 'the file at KEYS_DATABASE_PATH');
     const applied = appliedSchemaVersion(sqlite);
     if (applied < expectedSchemaVersion(KEYS_MIGRATIONS)) {
@@ -63,10 +62,7 @@ export function openKeysReader(path: string, options: { busyTimeoutMs: number })
           : 'the keys database schema is older than this version of the API; run "npm run keys -- init" to migrate it',
       );
     }
-  } catch (error) {
-    sqlite.close();
-    throw error;
-  }
+  });
   return drizzle(sqlite, { schema: keysSchema });
 }
 

@@ -170,9 +170,7 @@ export class NotASnapshotError extends SchemaOutdatedError {
  * the queries would fail in ways that are harder to explain.
  */
 export function openReaderFile(path: string, options: OpenOptions): Database.Database {
-  const sqlite = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
+  return openCheckedReader(path, options.busyTimeoutMs, (sqlite) => {
     // Another database at DATABASE_PATH (the keys database, say) is named as such, rather than
     // called an old snapshot that a sync would migrate: the worker refuses to touch it.
     assertSnapshot(sqlite);
@@ -184,6 +182,18 @@ export function openReaderFile(path: string, options: OpenOptions): Database.Dat
           : 'the database schema is older than this version of the API; run the sync worker once to migrate it',
       );
     }
+  });
+}
+
+/**
+ * An existing database opened read-only with its busy timeout, once `check` (what the file must
+ * be, and how recent its schema) accepts it; a refused file's connection is closed, not leaked.
+ */
+export function openCheckedReader(path: string, busyTimeoutMs: number, check: (sqlite: Database.Database) => void): Database.Database {
+  const sqlite = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    sqlite.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+    check(sqlite);
   } catch (error) {
     sqlite.close();
     throw error;
