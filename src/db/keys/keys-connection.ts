@@ -1,10 +1,11 @@
 import Database from 'better-sqlite3';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ensureFolder, SchemaOutdatedError, useWal } from '../sqlite/connection.js';
 import * as keysSchema from './keys-schema.js';
 import { appliedSchemaVersion, expectedSchemaVersion, migrate, migrations, type MigrationFolder } from '../sqlite/migrate.js';
+import { drizzle } from '../sqlite/drizzle.js';
 import { openCheckedReader } from '../sqlite/sqlite-file.js';
 
 export type KeysDb = BetterSQLite3Database<typeof keysSchema> & { $client: Database.Database };

@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { integer, sqliteTable, text } from '../sqlite/drizzle.js';
 
 /*
  * The keys database: partners' API keys, apart from the snapshot. The snapshot can be rebuilt

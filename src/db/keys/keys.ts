@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq } from '../sqlite/drizzle.js';
 import { existsSync } from 'node:fs';
 import { writeTransaction } from '../sqlite/connection.js';
 import type { KeysDb } from './keys-connection.js';

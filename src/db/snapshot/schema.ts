@@ -1,5 +1,4 @@
-import { sql } from 'drizzle-orm';
-import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { blob, index, integer, primaryKey, sql, sqliteTable, text, uniqueIndex } from '../sqlite/drizzle.js';
 
 /*
  * The snapshot's schema. The worker writes sections, articles, snapshot_state and sync_runs;

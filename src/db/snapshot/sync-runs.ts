@@ -1,4 +1,4 @@
-import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, ne, sql } from '../sqlite/drizzle.js';
 import { writeTransaction, type Db } from '../sqlite/connection.js';
 import { syncRuns, workerState, type SyncRunRow } from './schema.js';
 

@@ -1,4 +1,4 @@
-import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { drizzle } from './drizzle.js';
 import * as schema from '../snapshot/schema.js';
 import { openReaderFile, openWriterFile, type Db, type OpenOptions, type WriterOptions } from './sqlite-file.js';
 

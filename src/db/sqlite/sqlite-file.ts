@@ -8,10 +8,9 @@ import { WAL_SIZE_LIMIT_BYTES } from './wal.js';
 
 /*
  * Opening the snapshot's SQLite file, and what every query module needs, without drizzle-orm at
- * run time: importing drizzle costs about a second of CPU per V8 isolate on Node 24 (module
- * resolution re-reads its 180 KB package.json for each of its 450 files), and the API's search
- * threads need none of it (they run prepared statements only). connection.ts wraps the
- * connections in drizzle for the API's main thread, the worker and the CLI.
+ * run time: the API's search threads need none of it (they run prepared statements only), and
+ * even loaded through require (drizzle.ts) it costs each V8 isolate about 0.1 s and 10 MB.
+ * connection.ts wraps the connections in drizzle for the API's main thread, the worker and the CLI.
  */
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
