@@ -128,19 +128,22 @@ function searchRepresentation(result: ArticlePage, q: SearchQuery): Representati
 
 /**
  * Builds a search response of each locale in-process, and drops it, before the port opens: the
- * newest articles as the hits of two words of the newest one's title. The first searches after
- * a start otherwise paid for compiling this code and for ICU loading its word-break data, the
- * Chinese dictionary most (a first `激光` took 12 ms here, later ones 2-3 ms). Quiet when the
- * snapshot or a locale is missing: a request will say so.
+ * newest articles as the hits of two words of the newest one's title, from the query string
+ * parsed. The first searches after a start otherwise paid for compiling this code and for ICU
+ * loading its word-break data, the Chinese dictionary most (a first `激光` took 12 ms here,
+ * later ones 2-3 ms). Quiet when the snapshot or a locale is missing: a request will say so.
  */
 export function rehearseSearchResponses(store: SnapshotStore, catalog: Catalog, now: number): void {
   for (const locale of LOCALES) {
     try {
       const session = store.session();
       const articles = hydrate(session, catalog.view(session, locale).all.page(now, 1, 20).ids, now);
-      const q = normalizeQuery(articles[0]?.title ?? '').words.slice(0, 2).join(' ');
-      if (q === '') continue;
-      searchRepresentation({ articles, total: articles.length }, { locale, q, page: 1, limit: 20, highlight: 'true', section: undefined });
+      const words = normalizeQuery(articles[0]?.title ?? '').words.slice(0, 2).join(' ');
+      if (words === '') continue;
+      // Parsed as the route parses it: zod compiles a schema's parser on its first use, which
+      // cost the first search 4 ms.
+      const q = parseQuery({ url: `?locale=${locale}&q=${encodeURIComponent(words)}&highlight=true` }, searchQuery);
+      searchRepresentation({ articles, total: articles.length }, q);
     } catch {
       // Only a rehearsal: see above.
     }

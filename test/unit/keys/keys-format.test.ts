@@ -150,6 +150,22 @@ describe('KeyVerifier over a real keys database file', () => {
     expect(used).toEqual([active.id]);
   });
 
+  it('reads the keys when warmed, counting no refusal and no use, so that the first request reads nothing', () => {
+    used.length = 0;
+    let reads = 0;
+    const counted: KeysSession = { ...session(7), read: (fn) => (reads++, fn(reader)) };
+    const verifier = new KeyVerifier(clock);
+    verifier.warm(counted);
+    expect(reads).toBe(1);
+    expect(used).toEqual([]);
+    expect(verifier.stats().refused).toEqual({ missing_api_key: 0, invalid_api_key: 0, revoked_api_key: 0, expired_api_key: 0 });
+    expect(verifier.verify(active.key, counted).id).toBe(active.id);
+    expect(reads).toBe(1);
+    // A new generation (a commit by the CLI) is still read on the next request.
+    expect(codeOf(() => verifier.verify(revoked.key, { ...counted, generation: 8 }))).toBe('revoked_api_key');
+    expect(reads).toBe(2);
+  });
+
   it('returns the rate an editor set for the key', () => {
     const limited = createKey(writer, 'Limited Partner', clock, { rateLimitPerMinute: 600 });
     expect(new KeyVerifier(clock).verify(limited.key, session(2))).toEqual({ id: limited.id, rateLimitPerMinute: 600 });
