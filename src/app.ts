@@ -63,8 +63,9 @@ export type App = RequestListener & {
   /**
    * Builds the views of every locale now (about 0.4 s for 100,000 articles), rehearses a
    * search response of each (rehearseSearchResponses) and reads the keys (KeyVerifier.warm),
-   * so that it is not the first partners' requests after a start that wait for them. Quiet when the snapshot is missing or a locale
-   * not synced yet: the store logs the first, a request answers either.
+   * so that it is not the first partners' requests after a start that wait for them. Quiet
+   * when the snapshot or the keys database is missing or a locale not synced yet: the store
+   * logs the first, a request answers each.
    */
   warm(): void;
   /** Registers on the server carrying the app what the fast path needs of it (src/http/server/server-limits.ts calls it). */
