@@ -124,4 +124,23 @@ describe('ranking of a match set larger than SEARCH_RANK_ALL_MAX', () => {
       changing.close();
     }
   });
+
+  it('pages past the ids a thread keeps of a ranking are ranked again, the same as with all of them kept', () => {
+    const session = store.session();
+    const table = new SnapshotViews().table(session, 'en');
+    const slugOf = new Map(session.db.$client.prepare<[], [number, string]>('SELECT id, slug FROM articles').raw().all());
+    // Keeps 4 ids of each ranking: pages of 3 cross that on the second page.
+    const engine = new RankedSearch({ cacheBytes: 1 << 20, rankAllMax: 12, commonMin: 1, termBytes: 1 << 20, keptIds: 4 });
+    const page = (q: string, n: number) => {
+      const p = engine.page(session.db, { q, section: undefined, contentTag: table.contentTag(now), page: n, limit: 3 }, table.exposure(now, undefined));
+      return { slugs: p.ids.map((id) => slugOf.get(id)!), total: p.total };
+    };
+    const pages = [1, 2, 3, 4, 5, 6].map((n) => page('heliostat', n));
+    expect(pages.flatMap((p) => p.slugs)).toEqual(EXPECTED_ALL);
+    expect(pages.every((p) => p.total === EXPECTED_ALL.length)).toBe(true);
+    // A query of fewer matches ranks into the same scratch space: what was kept of the first stays intact.
+    expect(page('visitors', 1).total).toBe(3);
+    expect([1, 2, 3, 4, 5, 6].flatMap((n) => page('heliostat', n).slugs)).toEqual(EXPECTED_ALL);
+    expect(page('heliostat', 7)).toEqual({ slugs: [], total: EXPECTED_ALL.length });
+  });
 });

@@ -18,6 +18,8 @@ export interface RankedSearchOptions {
   commonMin: number;
   /** Bytes of per-word id lists kept across queries (src/search/sqlite/term-sets.ts). */
   termBytes: number;
+  /** Ids of each ranking kept in the cache (KEPT_IDS; smaller in tests, to page past them). */
+  keptIds?: number;
 }
 
 /** For the engine outside the API's pool (tests, tools); the API sizes its threads' caches from CACHE_MB. */
@@ -29,13 +31,35 @@ export const DEFAULT_RANKED_OPTIONS: RankedSearchOptions = {
 };
 
 /**
+ * How many ids of a ranking are kept per query: its first 50 pages of 20. A query of common
+ * words matches 40,000-80,000 articles; a new array of all of them per query (160-320 KB, off
+ * V8's heap, but counted against its limits), kept in the cache, made V8 collect the thread's
+ * whole heap every 80-90 queries (7 mark-compacts of up to 14 ms in 600 distinct queries; 1
+ * with this), and 17 ms once during the first searches after a start. A page past the kept
+ * ids is ranked again (one ranking, as a cache miss costs).
+ */
+export const KEPT_IDS = 1_000;
+
+/** A ranking as kept: its first ids (at least KEPT_IDS, or all) and how many it has in all. */
+interface RankedIds {
+  ids: Int32Array;
+  total: number;
+}
+
+/**
  * Ranked results of one query at one content version, kept in a byte-bounded cache. The key
  * holds everything that changes the list: content tag (locale, version, scheduled articles
  * now visible), the section asked for (absent and empty are different), the normalized words.
  */
 export class RankedSearch {
-  private readonly ranked: Lru<Int32Array>;
+  private readonly ranked: Lru<RankedIds>;
   private readonly terms: TermSets;
+  /** Where every ranking is written (a thread ranks one query at a time), grown by doubling. */
+  private scratch = new Int32Array(0);
+  private readonly into = (length: number): Int32Array => {
+    if (this.scratch.length < length) this.scratch = new Int32Array(Math.max(length, 2 * this.scratch.length));
+    return this.scratch.subarray(0, length);
+  };
 
   constructor(private readonly options: RankedSearchOptions) {
     this.ranked = new Lru(options.cacheBytes);
@@ -46,13 +70,15 @@ export class RankedSearch {
     const { words } = normalizeQuery(q.q);
     if (words.length === 0) return { ids: [], total: 0 };
     const key = JSON.stringify([q.contentTag, q.section ?? null, words]);
-    let ids = this.ranked.get(key);
-    if (!ids) {
-      ids = rankMatches(db, words, exposure, this.options, this.terms);
-      this.ranked.set(key, ids, entryBytes(key, ids.byteLength));
-    }
     const from = (q.page - 1) * q.limit;
-    return { ids: Array.from(ids.subarray(from, from + q.limit)), total: ids.length };
+    let kept = this.ranked.get(key);
+    // A page past the kept prefix is ranked again, and the longer prefix kept.
+    if (!kept || (from + q.limit > kept.ids.length && kept.ids.length < kept.total)) {
+      const all = rankMatches(db, words, exposure, this.options, this.terms, this.into);
+      kept = { ids: all.slice(0, Math.max(this.options.keptIds ?? KEPT_IDS, from + q.limit)), total: all.length };
+      this.ranked.set(key, kept, entryBytes(key, kept.ids.byteLength));
+    }
+    return { ids: Array.from(kept.ids.subarray(from, from + q.limit)), total: kept.total };
   }
 
   /** The most common words the snapshot keeps lists of, most frequent first (common-lists.ts). */
@@ -71,7 +97,7 @@ export class RankedSearch {
    * the ranking code (a cold thread took 2-3 times longer on it).
    */
   rehearse(db: Db, q: string, exposure: ExposureIndex): void {
-    rankMatches(db, normalizeQuery(q).words, exposure, this.options, this.terms);
+    rankMatches(db, normalizeQuery(q).words, exposure, this.options, this.terms, this.into);
   }
 
   clear(): void {

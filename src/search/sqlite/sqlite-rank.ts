@@ -34,8 +34,17 @@ export interface RankOptions {
  * A common word matches most of the corpus (80,000 of 110,000 articles), so everything here
  * but the scoring runs in a few passes over typed arrays, with a byte per article id saying
  * where it stands (see Mark), and no call or allocation per match beyond the exposure check.
+ * The ranking is written into `into(total)` (exactly that long): a new array unless the caller
+ * passes one it reuses (RankedSearch keeps only a prefix of it).
  */
-export function rankMatches(db: Db, words: readonly string[], exposure: ExposureIndex, options: RankOptions, terms: TermSets): Int32Array {
+export function rankMatches(
+  db: Db,
+  words: readonly string[],
+  exposure: ExposureIndex,
+  options: RankOptions,
+  terms: TermSets,
+  into: (length: number) => Int32Array = (length) => new Int32Array(length),
+): Int32Array {
   if (words.length === 0) return new Int32Array(0);
   terms.check(db);
   const sets = words.map((w) => terms.all(db, w));
@@ -45,7 +54,7 @@ export function rankMatches(db: Db, words: readonly string[], exposure: Exposure
   const rare = words.filter((_, i) => sets[i]!.size < options.commonMin);
   const scorer = rare.length > 0 ? indexScorer(db, matchFor(rare)!) : textScorer(db, words);
   const { rankAllMax } = options;
-  const all = new Int32Array(total);
+  const all = into(total);
   if (total <= rankAllMax) {
     all.set(newestFirst);
     const ascending = Int32Array.from(newestFirst).sort();
