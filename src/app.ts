@@ -128,7 +128,9 @@ export function createApp(deps: AppDeps): App {
         // See App.warm: a request will say what is wrong.
       }
     }
-    rehearseSearchResponses(deps.store, catalog, clock());
+    const started = performance.now();
+    const hits = rehearseSearchResponses(deps.store, catalog, clock());
+    if (hits > 0) deps.logger.debug({ hits, ms: Math.round(performance.now() - started) }, 'rehearsed search responses');
     try {
       keyCheck.keys.warm(deps.keysStore.session());
     } catch {

@@ -3,7 +3,7 @@ import { readChanges } from '../../content/feed.js';
 import type { Catalog } from '../../content/catalog.js';
 import { getArticleOrFail, hydrate, listArticles, listSections, type ArticlePage } from '../../content/articles.js';
 import { reachablePages, searchArticles } from '../../content/search.js';
-import { LOCALES } from '../../locale.js';
+import { LOCALES, type Locale } from '../../locale.js';
 import type { SnapshotStore } from '../../db/snapshot/snapshot-store.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../lib/time.js';
@@ -127,25 +127,53 @@ function searchRepresentation(result: ArticlePage, q: SearchQuery): Representati
 }
 
 /**
- * Builds a search response of each locale in-process, and drops it, before the port opens: the
- * newest articles as the hits of two words of the newest one's title, from the query string
- * parsed. The first searches after a start otherwise paid for compiling this code and for ICU
- * loading its word-break data, the Chinese dictionary most (a first `激光` took 12 ms here,
- * later ones 2-3 ms). Quiet when the snapshot or a locale is missing: a request will say so.
+ * How many times rehearseSearchResponses builds each of its responses (a different page of
+ * hits each time). Once was not enough: V8 optimizes the highlighting code only after a few
+ * hundred hits, and did it while answering the third to fifth partner search after a start
+ * (33-80 ms of compiling on the one core the API had). Rehearsing one locale after the other
+ * also compiled it for the first, threw that away on the second, and compiled it again later.
  */
-export function rehearseSearchResponses(store: SnapshotStore, catalog: Catalog, now: number): void {
+export const RESPONSE_REHEARSAL_ROUNDS = 12;
+
+/**
+ * Builds search responses in-process, and drops them, before the port opens: the newest
+ * articles as the hits of words of the newest one's title, from the query string parsed, page
+ * after page, both locales in turn, and a query of both locales' words (a third way of finding
+ * matches). The first searches after a start otherwise paid for compiling this code, for ICU
+ * loading its word-break data (a first `激光` took 12 ms here, later ones 2-3 ms) and for V8
+ * optimizing it (see RESPONSE_REHEARSAL_ROUNDS). Returns how many hits it highlighted. Quiet
+ * when the snapshot or a locale is missing: a request will say so.
+ */
+export function rehearseSearchResponses(store: SnapshotStore, catalog: Catalog, now: number, rounds = RESPONSE_REHEARSAL_ROUNDS): number {
+  const plans: { locale: Locale; words: string[] }[] = [];
   for (const locale of LOCALES) {
     try {
       const session = store.session();
-      const articles = hydrate(session, catalog.view(session, locale).all.page(now, 1, 20).ids, now);
-      const words = normalizeQuery(articles[0]?.title ?? '').words.slice(0, 2).join(' ');
-      if (words === '') continue;
-      // Parsed as the route parses it: zod compiles a schema's parser on its first use, which
-      // cost the first search 4 ms.
-      const q = parseQuery({ url: `?locale=${locale}&q=${encodeURIComponent(words)}&highlight=true` }, searchQuery);
-      searchRepresentation({ articles, total: articles.length }, q);
+      const [newest] = hydrate(session, catalog.view(session, locale).all.page(now, 1, 1).ids, now);
+      const words = normalizeQuery(newest?.title ?? '').words.slice(0, 2);
+      if (words.length > 0) plans.push({ locale, words });
     } catch {
       // Only a rehearsal: see above.
     }
   }
+  // Latin and Chinese words together take the general tokenizing path; each alone its own.
+  const mixed = plans.map((p) => p.words[0]!).join(' ');
+  const asked = [...plans.map((p) => ({ locale: p.locale, q: p.words.join(' ') })), ...(plans.length > 1 ? plans.map((p) => ({ locale: p.locale, q: mixed })) : [])];
+  let hits = 0;
+  for (let round = 1; round <= rounds; round++) {
+    for (const { locale, q: words } of asked) {
+      try {
+        const session = store.session();
+        const articles = hydrate(session, catalog.view(session, locale).all.page(now, round, 20).ids, now);
+        // Parsed as the route parses it: zod compiles a schema's parser on its first use, which
+        // cost the first search 4 ms.
+        const q = parseQuery({ url: `?locale=${locale}&q=${encodeURIComponent(words)}&highlight=true` }, searchQuery);
+        searchRepresentation({ articles, total: articles.length }, q);
+        hits += articles.length;
+      } catch {
+        // Only a rehearsal: see above.
+      }
+    }
+  }
+  return hits;
 }

@@ -7,6 +7,7 @@ import { createLogger } from '../../../logger.js';
 import { RankedSearch } from '../sqlite-fts.js';
 import { LOCALES, type Locale } from '../../../locale.js';
 import type { JobResult, SearchJob, WarmMessage, WorkerSetup } from './protocol.js';
+import type { ExposureIndex } from '../../engine.js';
 import { SnapshotViews } from './snapshot-views.js';
 
 /*
@@ -82,10 +83,14 @@ let rehearsed = -1;
 /**
  * Queries of the most common words of each locale, ranked and dropped (RankedSearch.rehearse):
  * the first partners' queries then do not also pay for compiling the ranking code, and the
- * snapshot's pages they read are in the cache. Both locales, one word and two: ranking a single
- * word, a pair, Latin or Chinese words each takes its own paths through the code, and a path
- * never run took 2-4 times longer on its first query (`laser` 43 ms in a thread that had only
- * rehearsed English pairs, 22 ms with these; `激光` 23 ms, 5 ms).
+ * snapshot's pages they read are in the cache. Both locales, one word and two, and a common word
+ * with one of the least common listed ones: ranking a single word, a pair, Latin or Chinese
+ * words, bitmaps or id lists each takes its own paths through the code, and a path never run
+ * took 2-4 times longer on its first query (`laser` 43 ms in a thread that had only rehearsed
+ * English pairs, 22 ms with these; `激光` 23 ms, 5 ms). Each query is ranked REHEARSAL_ROUNDS
+ * times, the locales in turn: V8 optimizes the ranking code only after it has run a while, and
+ * once each left that to the first partners' queries (rankNewest, rankInto, matchBits and
+ * intersect compiled while answering them, 4-9 ms each on the core the search shared).
  */
 function rehearse(): void {
   try {
@@ -96,19 +101,24 @@ function rehearse(): void {
     const started = performance.now();
     // Common words of the zh locale are Han, of en not: a query of words of the other locale
     // would match nothing there and exercise nothing. The list holds every listed word (a few
-    // hundred): zh's words come after dozens of en's.
+    // hundred), most common first: zh's words come after dozens of en's.
     const han = /\p{Script=Han}/u;
     const words = ranked.commonWords(session.db, REHEARSAL_WORDS_READ);
+    const plans: { exposure: ExposureIndex; asked: string[] }[] = [];
     const queries: Partial<Record<Locale, number>> = {};
     for (const locale of LOCALES) {
-      const mine = words.filter((w) => han.test(w) === (locale === 'zh')).slice(0, 10);
-      const asked = [...mine.slice(0, 4), ...pairsOf(mine.slice(4))];
-      if (asked.length === 0) continue;
-      const exposure = views.table(session, locale).exposure(Date.now(), undefined);
-      for (const q of asked) ranked.rehearse(session.db, q, exposure);
+      const listed = words.filter((w) => han.test(w) === (locale === 'zh'));
+      const mine = listed.slice(0, 10);
+      if (mine.length === 0) continue;
+      const rarest = listed.length > mine.length ? [listed.at(-1)!, `${mine[0]} ${listed.at(-1)}`] : [];
+      const asked = [...mine.slice(0, 4), ...pairsOf(mine.slice(4)), ...rarest];
+      plans.push({ exposure: views.table(session, locale).exposure(Date.now(), undefined), asked });
       queries[locale] = asked.length;
     }
-    logger.debug({ queries, ms: Math.round(performance.now() - started) }, 'search thread rehearsed common queries');
+    for (let round = 0; round < REHEARSAL_ROUNDS; round++) {
+      for (const { exposure, asked } of plans) for (const q of asked) ranked.rehearse(session.db, q, exposure);
+    }
+    logger.debug({ queries, rounds: REHEARSAL_ROUNDS, ms: Math.round(performance.now() - started) }, 'search thread rehearsed common queries');
   } catch {
     // Only a rehearsal: the snapshot failing now is for the next search to report.
   }
@@ -116,6 +126,8 @@ function rehearse(): void {
 
 /** How many of the snapshot's listed words are read to find each locale's most common. */
 const REHEARSAL_WORDS_READ = 1_000;
+/** How many times each rehearsal query is ranked (see rehearse). */
+const REHEARSAL_ROUNDS = 8;
 
 function pairsOf(words: readonly string[]): string[] {
   const pairs: string[] = [];
