@@ -59,6 +59,7 @@ function searchLines(s: SearchFigures): string[] {
     '',
     `Search (open loop; API ${s.pinned ? 'pinned to core 0 with taskset' : 'not pinned'}, ${s.workers} search threads; never-repeated 1-3-word queries, Zipf, en + zh)`,
     `  cold single queries right after start, one at a time (first search of their words, highlights on; the last answered ${fmt(s.coldSeconds, 1)} s after /health): ${s.cold.map((c) => `${c.q} ${fmt(c.ms, 1)} ms${c.status === 200 ? '' : ` (${c.status})`}`).join(', ')}   (target <= 30 ms each)`,
+    `    the same client against a bare node:http server (${Math.round(s.clientFloor.bytes / 1024)} KB bodies), warmed there first: its first request ${fmt(s.clientFloor.firstMs, 1)} ms, then median ${fmt(s.clientFloor.medianMs, 1)} ms`,
     openLine('unique search at 5/s, highlights on', s.unique5) + '   (target p99 <= 100 ms, none refused)',
     openLine('unique search at 20/s, highlights on', s.unique20) + '   (target p99 <= 250 ms, <= 1% refused)',
     openLine('unique search at 5/s, highlight=false', s.unique5Plain),

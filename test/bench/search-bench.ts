@@ -1,4 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -27,6 +29,8 @@ export interface SearchFigures {
   cold: { q: string; ms: number; status: number }[];
   /** Seconds from /health answering until the last of COLD_TERMS was answered. */
   coldSeconds: number;
+  /** The same client against a bare node:http server sending a body of a search page's size (clientFloor). */
+  clientFloor: { firstMs: number; medianMs: number; bytes: number };
   listAlone: LoadResult;
   listWithSearch: LoadResult;
   searchBesideList: LoadResult;
@@ -162,6 +166,7 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   // measure the API right after its start, not this process reading the corpus.
   const vocab = vocabulary(databasePath);
   const queries = uniqueQueries(vocab, 6 * SECONDS * 60, 7);
+  const floor = await clientFloor(headerSets[0]!);
   (globalThis as { gc?: () => void }).gc?.();
   const api = startPinnedApi(
     // Rate limits off: these phases measure search capacity and caches, not the per-key rate.
@@ -240,9 +245,41 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     // Words no article has: each answer is empty and cheap, but each is a new cache entry.
     await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
     const afterQueries = memoryOf(api.pid!).rssMb;
-    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, coldSeconds, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
+    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, coldSeconds, clientFloor: floor, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
   } finally {
     await stop(api);
     if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });
+  }
+}
+
+/**
+ * What the cold queries' client costs by itself: fetch against a bare node:http server in
+ * this process sending a body the size of a search page with highlights (25 KB), with the same
+ * headers. A client's first requests cost it more than its later ones (fetch's first took
+ * 36 ms here, undici loading and compiling its code), and the first cold query used to carry
+ * that: 32-38 ms where a new curl process per query measured 15-20 ms. After this warm-up the
+ * cold queries measure the API. Returns the first request's time and the median of the next 20.
+ */
+async function clientFloor(headers: Record<string, string>): Promise<{ firstMs: number; medianMs: number; bytes: number }> {
+  const body = JSON.stringify({ data: Array.from({ length: 20 }, (_, i) => ({ id: i, title: 'Fiber laser '.repeat(5), highlights: { body: { html: 'cut <mark>laser</mark> '.repeat(40) } }, excerpt: 'x'.repeat(200) })) });
+  const server = createServer((_req, res) => {
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/search?q=laser&locale=en`;
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const t0 = performance.now();
+      const res = await fetch(url, { headers });
+      await res.arrayBuffer();
+      times.push(performance.now() - t0);
+    }
+    const rest = times.slice(1).sort((a, b) => a - b);
+    return { firstMs: times[0]!, medianMs: rest[rest.length >> 1]!, bytes: Buffer.byteLength(body) };
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   }
 }
