@@ -160,6 +160,11 @@ describe('search threads started ahead of the first search', () => {
       .poll(() => builtViews(lines).filter((l) => l.locale === 'en').map((l) => l.version), { timeout: 15_000 })
       .toEqual([before, before + 1]);
     expect(engine.stats().threads).toBe(1);
+    // It rehearsed again for the new snapshot, once: its code was optimized at its start.
+    const rounds = () => lines.map((l) => JSON.parse(l) as { msg: string; rounds?: number }).filter((l) => l.msg === 'search thread rehearsed common queries').map((l) => l.rounds);
+    await expect.poll(rounds, { timeout: 15_000 }).toHaveLength(2);
+    expect(rounds()[0]).toBeGreaterThan(1);
+    expect(rounds()[1]).toBe(1);
   });
 
   it('a thread builds the view of every synced locale, even when another locale was never synced', async () => {

@@ -87,16 +87,20 @@ let rehearsed = -1;
  * with one of the least common listed ones: ranking a single word, a pair, Latin or Chinese
  * words, bitmaps or id lists each takes its own paths through the code, and a path never run
  * took 2-4 times longer on its first query (`laser` 43 ms in a thread that had only rehearsed
- * English pairs, 22 ms with these; `激光` 23 ms, 5 ms). Each query is ranked REHEARSAL_ROUNDS
- * times, the locales in turn: V8 optimizes the ranking code only after it has run a while, and
- * once each left that to the first partners' queries (rankNewest, rankInto, matchBits and
- * intersect compiled while answering them, 4-9 ms each on the core the search shared).
+ * English pairs, 22 ms with these; `激光` 23 ms, 5 ms). After the thread's start each query is
+ * ranked REHEARSAL_ROUNDS times, the locales in turn: V8 optimizes the ranking code only after
+ * it has run a while, and once each left that to the first partners' queries (rankNewest,
+ * rankInto, matchBits and intersect compiled while answering them, 4-9 ms each on the core the
+ * search shared). After a sync once: the code stays optimized, only the caches are new, and
+ * 8 rounds would keep the thread from searches for about 0.7 s after every sync.
  */
 function rehearse(): void {
   try {
     const session = store.session();
     const version = ranked.snapshotVersion(session.db);
     if (version === rehearsed) return;
+    // After a sync the code is still optimized: one round warms the caches the new snapshot emptied.
+    const rounds = rehearsed === -1 ? REHEARSAL_ROUNDS : 1;
     rehearsed = version;
     const started = performance.now();
     // Common words of the zh locale are Han, of en not: a query of words of the other locale
@@ -115,10 +119,10 @@ function rehearse(): void {
       plans.push({ exposure: views.table(session, locale).exposure(Date.now(), undefined), asked });
       queries[locale] = asked.length;
     }
-    for (let round = 0; round < REHEARSAL_ROUNDS; round++) {
+    for (let round = 0; round < rounds; round++) {
       for (const { exposure, asked } of plans) for (const q of asked) ranked.rehearse(session.db, q, exposure);
     }
-    logger.debug({ queries, rounds: REHEARSAL_ROUNDS, ms: Math.round(performance.now() - started) }, 'search thread rehearsed common queries');
+    logger.debug({ queries, rounds, ms: Math.round(performance.now() - started) }, 'search thread rehearsed common queries');
   } catch {
     // Only a rehearsal: the snapshot failing now is for the next search to report.
   }
@@ -126,7 +130,7 @@ function rehearse(): void {
 
 /** How many of the snapshot's listed words are read to find each locale's most common. */
 const REHEARSAL_WORDS_READ = 1_000;
-/** How many times each rehearsal query is ranked (see rehearse). */
+/** How many times each rehearsal query is ranked after the thread's start (see rehearse); once after a sync. */
 const REHEARSAL_ROUNDS = 8;
 
 function pairsOf(words: readonly string[]): string[] {
