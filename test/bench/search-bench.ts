@@ -1,12 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import { load, type LoadResult } from './load.js';
-import { dist, freePort, memoryOf, procfileFlags, stop, waitForHttp } from './processes.js';
+import { dist, freePort, memoryOf, portFromStdout, procfileFlags, startNode, stop, waitForHttp } from './processes.js';
 
 /*
  * The search phases (issue 8): open-loop load (fixed arrival rate; latency counted from each
@@ -166,7 +164,7 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   // measure the API right after its start, not this process reading the corpus.
   const vocab = vocabulary(databasePath);
   const queries = uniqueQueries(vocab, 6 * SECONDS * 60, 7);
-  const floor = await clientFloor(headerSets[0]!);
+  const floor = await clientFloor(headerSets[0]!, pinned);
   (globalThis as { gc?: () => void }).gc?.();
   const api = startPinnedApi(
     // Rate limits off: these phases measure search capacity and caches, not the per-key rate.
@@ -253,22 +251,19 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
 }
 
 /**
- * What the cold queries' client costs by itself: fetch against a bare node:http server in
- * this process sending a body the size of a search page with highlights (25 KB), with the same
- * headers. A client's first requests cost it more than its later ones (fetch's first took
- * 36 ms here, undici loading and compiling its code), and the first cold query used to carry
- * that: 32-38 ms where a new curl process per query measured 15-20 ms. After this warm-up the
- * cold queries measure the API. Returns the first request's time and the median of the next 20.
+ * What the cold queries' client costs by itself: fetch against the bench's bare node:http
+ * server (bare-servers.ts, on the API's core when pinned) sending a body the size of a search
+ * page with highlights, with the same headers. A client's first requests cost it more than its
+ * later ones (fetch's first took 36 ms here, undici loading and compiling its code), and the
+ * first cold query used to carry that: 32-38 ms where a new curl process per query measured
+ * 15-20 ms. After this warm-up the cold queries measure the API. Returns the first request's
+ * time and the median of the next 20.
  */
-async function clientFloor(headers: Record<string, string>): Promise<{ firstMs: number; medianMs: number; bytes: number }> {
-  const body = JSON.stringify({ data: Array.from({ length: 20 }, (_, i) => ({ id: i, title: 'Fiber laser '.repeat(5), highlights: { body: { html: 'cut <mark>laser</mark> '.repeat(40) } }, excerpt: 'x'.repeat(200) })) });
-  const server = createServer((_req, res) => {
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/search?q=laser&locale=en`;
+async function clientFloor(headers: Record<string, string>, pinned: boolean): Promise<{ firstMs: number; medianMs: number; bytes: number }> {
+  const bytes = SEARCH_PAGE_BYTES;
+  const bare = startNode('test/bench/bare-servers.js', ['http', String(bytes)], {}, 'pipe', pinned ? ['taskset', '-c', '0'] : []);
   try {
+    const url = `http://127.0.0.1:${await portFromStdout(bare)}/api/v1/search?q=laser&locale=en`;
     const times: number[] = [];
     for (let i = 0; i < 21; i++) {
       const t0 = performance.now();
@@ -277,9 +272,11 @@ async function clientFloor(headers: Record<string, string>): Promise<{ firstMs: 
       times.push(performance.now() - t0);
     }
     const rest = times.slice(1).sort((a, b) => a - b);
-    return { firstMs: times[0]!, medianMs: rest[rest.length >> 1]!, bytes: Buffer.byteLength(body) };
+    return { firstMs: times[0]!, medianMs: rest[rest.length >> 1]!, bytes };
   } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await stop(bare);
   }
 }
+
+/** About what a page of 20 English hits with highlights weighs on the bench corpus. */
+const SEARCH_PAGE_BYTES = 25_000;
