@@ -30,7 +30,7 @@ function anchorsOf(markdown: string): Set<string> {
   );
 }
 
-const docs = [join(REPO_ROOT, 'README.md'), ...filesUnder(join(REPO_ROOT, 'docs'), (p) => p.endsWith('.md') && !p.includes('_incoming'))];
+const docs = [join(REPO_ROOT, 'README.md'), join(REPO_ROOT, 'CHANGELOG.md'), ...filesUnder(join(REPO_ROOT, 'docs'), (p) => p.endsWith('.md') && !p.includes('_incoming'))];
 
 describe('the documentation', () => {
   it('has every link between its pages resolve to a file and, with #, to a heading of it', () => {
