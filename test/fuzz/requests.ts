@@ -4,7 +4,7 @@ import { Agent, request as httpRequest } from 'node:http';
 /*
  * Generated HTTP requests for the API fuzz suite, and a keep-alive client to send them.
  * Node's client refuses bytes outside \x21-\xff in a path and control characters in header
- * values, so those go percent-encoded or into the raw-socket tests (test/http/server-limits).
+ * values, so those go percent-encoded or into the raw-socket tests (test/http/access/server-limits).
  */
 
 export interface FuzzRequest {

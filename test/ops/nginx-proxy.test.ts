@@ -3,7 +3,7 @@ import { basePathOf, stripBasePath } from '../../src/http/pipeline/base-path.js'
 import { revokeKey } from '../../src/keys/manage.js';
 import { addKey, startApi, testClock, withKeys, type TestApi } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
-import { ensureNginx, freePort, startNginx, type Nginx } from '../support/nginx.js';
+import { ensureNginx, freePort, startNginx, type Nginx } from '../support/tools/nginx.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 
 /*

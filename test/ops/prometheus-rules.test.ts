@@ -5,7 +5,7 @@ import { addKey } from '../support/api.js';
 import { killApis, spawnApi, type ApiProcess } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { parseExposition } from '../support/prometheus.js';
-import { ensurePromtool, promtool } from '../support/promtool.js';
+import { ensurePromtool, promtool } from '../support/tools/promtool.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { startTestCms, type TestCms } from '../fakes/test-cms.js';
 import { killWorkers, parsedLogs, REPO_ROOT, spawnWorker, syncRuns, waitFor, workerEnv } from '../support/worker.js';

@@ -12,7 +12,7 @@ import { killWorkers, runWorker, spawnWorker, syncRuns, waitFor, workerEnv } fro
  * statement's destructor during GC or at exit): such an abort shows as a null exit code with
  * SIGABRT, and as that text on stderr. Each process below is a real child process and each
  * exit is checked for code 0, no signal and no abort text. (A search thread replaced at its
- * time budget is terminated inside the test runner's own process by test/search/sqlite-pool
+ * time budget is terminated inside the test runner's own process by test/search/sqlite/sqlite-pool
  * and sqlite-admission; an abort there fails that file's fork.)
  */
 

@@ -106,7 +106,7 @@ export function meiliFixture(target: MeiliTarget, options: { label?: string; pre
   return fixture;
 }
 
-/** What the shared search contract (test/search/engine-contract.ts) needs from an engine. */
+/** What the shared search contract (test/search/contract/engine-contract.ts) needs from an engine. */
 export interface EngineSetup {
   startApi(dbPath: string, clock: Clock): Promise<TestApi>;
   /** Makes the engine's index follow the snapshot file (a no-op for the embedded engine). */

@@ -4,11 +4,11 @@
  * and failures land in the task, never in the HTTP answer that enqueued it.
  */
 import { errorBody, MeiliError, type MeiliErrorBody } from './errors.js';
-import { checkFilterable, evaluate } from './filter.js';
+import { checkFilterable, evaluate } from './search/filter.js';
 import { applySettingsPatch } from './settings.js';
 import { indexView, newIndex, recordFields, touch, type IndexState } from './state.js';
 import { matchesTaskFilter, summarizedView, taskView, type TaskFilter, type TaskOp, type TaskRecord, type TaskType } from './tasks.js';
-import { CURRENT_MODE, type TokenizerMode } from './tokenize.js';
+import { CURRENT_MODE, type TokenizerMode } from './search/tokenize.js';
 import { now, valuesAtPath, type Doc } from './values.js';
 
 export interface EnqueueRequest {

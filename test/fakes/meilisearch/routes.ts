@@ -1,10 +1,10 @@
 /** The HTTP API: one function from a parsed request to a status and a JSON body. */
 import { badRequest, describeJson, indexNotFound, invalidType, MeiliError, notImplemented, unknownField } from './errors.js';
 import type { Engine } from './engine.js';
-import { checkFilterable, evaluate, parseFilter } from './filter.js';
-import { selectAttributes } from './format.js';
-import { runSearch } from './search.js';
-import { searchGetToBody } from './search-params.js';
+import { checkFilterable, evaluate, parseFilter } from './search/filter.js';
+import { selectAttributes } from './search/format.js';
+import { runSearch } from './search/search.js';
+import { searchGetToBody } from './search/search-params.js';
 import { SETTINGS_KEYS, SETTINGS_ROUTES, validateSettingsPatch, validateSettingValue, type SettingsPatch } from './settings.js';
 import { indexView, type IndexState } from './state.js';
 import { parseTaskQuery, taskView, type IndexSwapSpec } from './tasks.js';

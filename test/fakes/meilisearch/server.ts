@@ -5,7 +5,7 @@ import { authorize, authTarget, type FakeApiKey } from './auth.js';
 import { Engine } from './engine.js';
 import { errorBody, MeiliError, type MeiliErrorBody } from './errors.js';
 import { Api, type ApiResponse } from './routes.js';
-import { tokenizerMode } from './tokenize.js';
+import { tokenizerMode } from './search/tokenize.js';
 import type { IndexSettings } from './settings.js';
 import type { Doc } from './values.js';
 

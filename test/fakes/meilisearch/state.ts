@@ -1,5 +1,5 @@
 import { defaultSettings, type IndexSettings } from './settings.js';
-import { CURRENT_MODE, type TokenizerMode } from './tokenize.js';
+import { CURRENT_MODE, type TokenizerMode } from './search/tokenize.js';
 import { now, type Doc, type Instant } from './values.js';
 
 export interface IndexState {

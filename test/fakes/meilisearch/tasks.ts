@@ -1,7 +1,7 @@
 /** The task object, its views, and the `/tasks` query parameters (filters shared by list, delete and cancel). */
 import { badRequest } from './errors.js';
 import type { MeiliErrorBody } from './errors.js';
-import type { FilterNode } from './filter.js';
+import type { FilterNode } from './search/filter.js';
 import type { SettingsPatch } from './settings.js';
 import { compareInstants, isoDuration, isValidIndexUid, invalidIndexUidMessage, type Doc, type Instant } from './values.js';
 
