@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWriter } from '../../../src/db/sqlite/connection.js';
-import { ResponseCache } from '../../../src/http/fast/representation.js';
+import { ResponseCache, CACHE_CONTROL } from '../../../src/http/fast/representation.js';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';
 import { rawArticle, rawSection } from '../../support/cms-fixtures.js';
 import { buildSnapshot, tempDir, writeSnapshot, type SnapshotContent } from '../../support/snapshot-fixture.js';
@@ -53,7 +53,7 @@ describe('success responses', () => {
     for (const path of ENDPOINTS) {
       const res = await get(path);
       expect(res.status, path).toBe(200);
-      expect(res.headers['cache-control']).toBe('public, max-age=300, s-maxage=0, proxy-revalidate');
+      expect(res.headers['cache-control']).toBe(CACHE_CONTROL);
       expect(res.headers.vary).toMatch(/(^|,\s*)X-API-Key(\s*,|$)/i);
       expect(res.headers.etag).toMatch(/^"[^"\s]+"$/);
       expect(res.headers['last-modified']).toBe(LAST_MODIFIED);
@@ -86,7 +86,7 @@ describe('conditional requests', () => {
       expect(res.text ?? '').toBe('');
       expect(res.headers['content-length'] ?? '0').toBe('0');
       expect(res.headers.etag).toBe(first.headers.etag);
-      expect(res.headers['cache-control']).toBe('public, max-age=300, s-maxage=0, proxy-revalidate');
+      expect(res.headers['cache-control']).toBe(CACHE_CONTROL);
     }
   });
 

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';
-import { rawArticle, rawSection } from '../../support/cms-fixtures.js';
-import { buildSnapshot, tempDir } from '../../support/snapshot-fixture.js';
+import { skipWithoutTool } from '../../support/tools/required-tool.js';
+import { useOneArticleApi } from './one-article-api.js';
+import { buildSnapshot } from '../../support/snapshot-fixture.js';
 import { REPO_ROOT } from '../../support/worker.js';
 
 /*
@@ -23,25 +24,14 @@ const ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const NOW = '2026-11-01T12:00:00Z';
-const dir = tempDir('docs-page-');
+const fixture = useOneArticleApi('docs-page-');
+const dir = fixture.dir;
 let api: TestApi;
 let key: string;
 type Json = Record<string, any>;
 
 beforeAll(async () => {
-  const dbPath = dir.path('snapshot.db');
-  buildSnapshot(dbPath, {
-    sections: [rawSection({ slug: 'fiber', name: 'Fiber' })],
-    articles: [rawArticle({ slug: 'one', title: 'Laser one', section_slug: 'fiber', published_at: '2026-10-30T08:00:00Z' })],
-  });
-  key = addKey(dbPath).key;
-  api = await startApi({ databasePath: dbPath, clock: testClock(NOW) });
-});
-
-afterAll(async () => {
-  await api.close();
-  dir.cleanup();
+  ({ api, key } = fixture);
 });
 
 describe('GET /docs over HTTP', () => {
@@ -85,9 +75,10 @@ describe('GET /docs over HTTP', () => {
   });
 });
 
-// Skipped only where Debian's chromium package is not installed: there is no browser to drive,
-// and nothing may download one. `.ci/run` installs it, so CI always runs this.
-describe.skipIf(!existsSync(CHROMIUM))('GET /docs in headless Chromium', () => {
+// Nothing may download a browser: skipped with the reason printed where Debian's chromium
+// package is not installed, a failure on CI, whose `.ci/run` installs it (required-tool.ts).
+const noChromium = skipWithoutTool('chromium', existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found (Debian's chromium package)`);
+describe.skipIf(noChromium)('GET /docs in headless Chromium', () => {
   let browser: BrowserContext;
 
   beforeAll(async () => {

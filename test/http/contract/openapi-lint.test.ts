@@ -4,9 +4,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';
-import { rawArticle, rawSection } from '../../support/cms-fixtures.js';
-import { buildSnapshot, tempDir } from '../../support/snapshot-fixture.js';
+import type { TestApi } from '../../support/api.js';
+import { useOneArticleApi } from './one-article-api.js';
 
 /*
  * The live OpenAPI document against a standard linter (Redocly CLI, recommended rules, a
@@ -14,27 +13,16 @@ import { buildSnapshot, tempDir } from '../../support/snapshot-fixture.js';
  * API's own answers where the two used to disagree.
  */
 
-const NOW = '2026-11-01T12:00:00Z';
-const dir = tempDir('openapi-lint-');
+const fixture = useOneArticleApi('openapi-lint-');
+const dir = fixture.dir;
 let api: TestApi;
 let key: string;
 type Json = Record<string, any>;
 let doc: Json;
 
 beforeAll(async () => {
-  const dbPath = dir.path('snapshot.db');
-  buildSnapshot(dbPath, {
-    sections: [rawSection({ slug: 'fiber', name: 'Fiber' })],
-    articles: [rawArticle({ slug: 'one', title: 'Laser one', section_slug: 'fiber', published_at: '2026-10-30T08:00:00Z' })],
-  });
-  key = addKey(dbPath).key;
-  api = await startApi({ databasePath: dbPath, clock: testClock(NOW) });
+  ({ api, key } = fixture);
   doc = (await (await fetch(`${api.url}/api/v1/openapi.json`)).json()) as Json;
-});
-
-afterAll(async () => {
-  await api.close();
-  dir.cleanup();
 });
 
 const REDOCLY = join(dirname(createRequire(import.meta.url).resolve('@redocly/cli/package.json')), 'bin', 'cli.js');

@@ -1,3 +1,4 @@
+import { CACHE_CONTROL } from '../../../src/http/fast/representation.js';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWriter } from '../../../src/db/sqlite/connection.js';
@@ -190,7 +191,7 @@ describe('GET /api/v1/changes', () => {
     expect(poll.status).toBe(200);
     expect(poll.body.data).toEqual([]);
     expect(poll.body.meta.next).toBe(first.body.meta.next);
-    expect(poll.headers['cache-control']).toBe('public, max-age=300, s-maxage=0, proxy-revalidate');
+    expect(poll.headers['cache-control']).toBe(CACHE_CONTROL);
     h.clock.advance(600_000);
     await h.sync('incremental');
     const again = await h.api.request

@@ -6,21 +6,14 @@ import { join } from 'node:path';
 /*
  * A real nginx (Debian's package) as a child process, with its own prefix, config and cache
  * in a temp dir and listening on 127.0.0.1 only: for the tests of what the API does behind a
- * reverse proxy and shared cache. Installed by the set-up when missing (we are root in CI).
+ * reverse proxy and shared cache. Never installed from here: `.ci/run` installs it.
  */
 
 export const NGINX = '/usr/sbin/nginx';
 
-/** Installs Debian's nginx when missing; returns why it cannot when it cannot (the tests skip). */
-export function ensureNginx(): string | undefined {
-  if (existsSync(NGINX)) return undefined;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) return 'nginx is not installed and this user cannot install it';
-  try {
-    execFileSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx'], { stdio: 'ignore', timeout: 600_000 });
-  } catch {
-    return 'apt-get could not install nginx';
-  }
-  return existsSync(NGINX) ? undefined : 'apt-get ran but nginx is still missing';
+/** Why nginx cannot be used here, or undefined when it can (never installed from here). */
+export function nginxMissing(): string | undefined {
+  return existsSync(NGINX) ? undefined : `${NGINX} not found (Debian's nginx package)`;
 }
 
 /** A free port on 127.0.0.1 (nginx cannot listen on port 0 and say which it got). */
