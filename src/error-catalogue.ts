@@ -2,7 +2,7 @@
  * Every error code the service answers with, and the one place each is described: its HTTP
  * status, when a partner gets it, which operations can answer it and an example body. AppError
  * (src/errors.ts) takes its status from here; the OpenAPI document's error lists
- * (src/http/contract/openapi-errors.ts) and docs/errors.md (scripts/errors-doc.ts) are generated from
+ * (src/http/contract/openapi-errors.ts) and docs/errors.md (test/docs/write-errors-doc.ts) are generated from
  * it. A new code is a new entry here: the compiler then refuses a code that is not.
  */
 
