@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Locale } from '../../locale.js';
 import { statementsFor, type Db } from '../sqlite/sqlite-file.js';
+import { EXPOSED_JOIN, EXPOSED_WHERE } from './exposure.js';
 import type { SnapshotStateRow } from './schema.js';
 
 /*
@@ -40,9 +41,7 @@ const ARTICLE_COLUMNS = `a.id, a.locale, a.slug, a.title, a.excerpt, a.body, a.a
   a.image_url, a.image_alt, a.image_credit, a.image_credit_url, a.image_source_url,
   a.published_at, a.updated_at, a.url, a.section_slug, s.name AS section_name`;
 
-// The exposure rule, except for "published_at not in the future", which takes a parameter.
-const EXPOSED_JOIN = `JOIN sections s ON s.locale = a.locale AND s.slug = a.section_slug AND s.active = 1`;
-const EXPOSED_WHERE = `a.status = 'published' AND a.published_at IS NOT NULL`;
+// The exposure rule (exposure.ts), except for "published_at not in the future", which takes a parameter.
 
 interface Statements {
   states: Database.Statement<[], SnapshotStateRow>;

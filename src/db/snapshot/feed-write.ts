@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import type { Locale } from '../../locale.js';
 import { statementsFor, type Db } from '../sqlite/connection.js';
+import { exposedFrom, type ExposureRow } from './exposure.js';
 
 /*
  * The worker's writes to the change feed (tables feed_entries and feed_state), each inside the
@@ -21,12 +22,9 @@ interface FeedRow {
   kind: Kind;
   fingerprint: string | null;
 }
-interface Desired {
-  status: string;
-  published_at: string | null;
+interface Desired extends ExposureRow {
   content_hash: string;
   section_name: string | null;
-  section_active: number | null;
 }
 
 type ScanRow = Desired & { slug: string; source: 0 | 1; seq: number | null; effective_ms: number | null; kind: Kind | null; fingerprint: string | null };
@@ -207,9 +205,8 @@ interface DesiredState {
 }
 
 function desiredState(row: Desired | undefined): DesiredState | undefined {
-  if (!row || row.status !== 'published' || row.published_at === null || row.section_active !== 1) return undefined;
-  const publishedMs = Date.parse(row.published_at);
-  if (Number.isNaN(publishedMs)) return undefined;
+  const publishedMs = exposedFrom(row);
+  if (!row || publishedMs === undefined) return undefined;
   // Everything stored about the article (its hash) and what the list shows of its section.
   return { publishedMs, fingerprint: `${row.content_hash}|${row.section_name ?? ''}` };
 }

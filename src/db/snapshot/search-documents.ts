@@ -1,4 +1,5 @@
 import { statementsFor, type Db } from '../sqlite/connection.js';
+import { SEARCHABLE_WHERE } from './exposure.js';
 
 /** What an external search index stores of an article: searchable text and filter fields. */
 export interface SearchDocumentRow {
@@ -17,13 +18,14 @@ export interface SearchDocumentRow {
 const COLUMNS = `a.id, a.locale, a.slug, a.title, a.excerpt, a.body, a.author, a.section_slug,
   s.name AS section_name, a.published_at`;
 const FROM = `FROM articles a LEFT JOIN sections s ON s.locale = a.locale AND s.slug = a.section_slug`;
+// Only what may ever be exposed is indexed; each search filters the rest (exposure.ts).
 
 const prepared = statementsFor((sqlite) => ({
   after: sqlite.prepare<[string, number, number], SearchDocumentRow>(
-    `SELECT ${COLUMNS} ${FROM} WHERE a.locale = ? AND a.id > ? ORDER BY a.id LIMIT ?`,
+    `SELECT ${COLUMNS} ${FROM} WHERE a.locale = ? AND a.id > ? AND ${SEARCHABLE_WHERE} ORDER BY a.id LIMIT ?`,
   ),
   byIds: sqlite.prepare<[string], SearchDocumentRow>(
-    `SELECT ${COLUMNS} ${FROM} WHERE a.id IN (SELECT value FROM json_each(?))`,
+    `SELECT ${COLUMNS} ${FROM} WHERE a.id IN (SELECT value FROM json_each(?)) AND ${SEARCHABLE_WHERE}`,
   ),
 }));
 
@@ -32,7 +34,7 @@ export function searchDocumentsAfter(db: Db, locale: string, afterId: number, li
   return prepared(db).after.all(locale, afterId, limit);
 }
 
-/** The articles among `ids` that still exist (some may have been removed since). */
+/** The articles among `ids` that still exist and are published (others were removed since). */
 export function searchDocumentsByIds(db: Db, ids: readonly number[]): SearchDocumentRow[] {
   if (ids.length === 0) return [];
   return prepared(db).byIds.all(JSON.stringify(ids));

@@ -1,4 +1,5 @@
 import { MeilisearchApiError, type Index, type Meilisearch, type SearchParams } from 'meilisearch';
+import { meilisearchExposureFilter } from '../../db/snapshot/exposure.js';
 import type { StoreSession } from '../../db/snapshot/snapshot-store.js';
 import { ServiceUnavailableError } from '../../errors.js';
 import { LOCALES, type Locale } from '../../locale.js';
@@ -14,8 +15,6 @@ import { fetchServerVersion, MeiliVersionError } from './version.js';
 const UNAVAILABLE = 'Search is unavailable right now; lists and articles still work, please retry search later.';
 const REPAIR = 'the sync worker rebuilds it on its next run (or run `npm run sync -- --reindex`)';
 
-/** A value inside a Meilisearch filter expression, quoted. */
-const quote = (value: string) => `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 
 const errorCode = (error: unknown) =>
   error instanceof MeilisearchApiError ? (error.cause as { code?: string } | undefined)?.code : undefined;
@@ -25,7 +24,8 @@ const errorCode = (error: unknown) =>
  * the normalised one shared with the embedded engine (src/search/normalize.ts): plain words
  * only, so Meilisearch never reads `-word` as an exclusion or `"..."` as a phrase, and a query
  * without words returns nothing instead of Meilisearch's placeholder search (everything).
- * Exposure is part of the filter (active sections, published_at not in the future), and so are
+ * Exposure is part of the filter (src/db/snapshot/exposure.ts: active sections, published_at
+ * not in the future; only published articles are indexed), and so are
  * the ids the worker has marked as not yet synced (src/search/meilisearch/unsynced.ts), so
  * `total` counts what partners may see; the rows then come from the snapshot
  * (src/content/search.ts), which also drops any hit it does not expose. Any failure of
@@ -51,10 +51,7 @@ export class MeilisearchEngine implements SearchEngine {
     const text = meiliQueryText(query.q, normalized);
     const sections = query.section === undefined ? query.activeSections : query.activeSections.filter((s) => s === query.section);
     if (sections.length === 0) return { ids: [], total: 0 };
-    const filter = [
-      `section_slug IN [${sections.map(quote).join(', ')}]`,
-      `published_at_ts <= ${Math.floor(query.now / 1000)}`,
-    ];
+    const filter = meilisearchExposureFilter(sections, query.now);
     const unsynced = readUnsynced(session.db, query.locale);
     if (unsynced !== 'too_many' && unsynced.length > 0) filter.push(`id NOT IN [${unsynced.join(', ')}]`);
     try {
