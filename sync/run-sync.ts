@@ -1,3 +1,11 @@
+/*
+ * One piece on purpose (about 300 lines): one sync run from start to end, in the order a
+ * reader follows it (record the run, read each locale from the CMS into staging, apply them in
+ * one transaction, follow the search index, finish the run, truncate the WAL), with the failure
+ * handling of each step beside the step. What stands alone is in its own file: reading a locale
+ * (read-locale.ts), staging (staging.ts), the apply transaction (apply.ts), reindexing
+ * (reindex.ts), store failures (snapshot-failure.ts).
+ */
 import { hostname } from 'node:os';
 import { writeTransaction, type Db } from '../src/db/sqlite/connection.js';
 import { setFeedPending } from '../src/db/snapshot/feed-write.js';

@@ -1,6 +1,10 @@
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/lib/time.js';
 import { CmsError, type CmsErrorKind } from './errors.js';
+import { abortableSleep, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry-policy.js';
+
+// The CMS's retry policy has its own file; its Retry-After parser stays importable from here.
+export { parseRetryAfter } from './retry-policy.js';
 
 export interface CmsHttpClientOptions {
   /** e.g. `https://cms.example.com/export`; request paths are appended to its path. */
@@ -53,8 +57,8 @@ function fail(failure: Failure): never {
 }
 
 /**
- * An HTTP client for the CMS that survives what real CMSs do: retries with capped exponential
- * backoff and full jitter (honouring Retry-After), a total retry budget, per-attempt timeouts,
+ * An HTTP client for the CMS that survives what real CMSs do: retries (the policy: which
+ * answers, how long to wait, in retry-policy.ts) within a total retry budget, per-attempt timeouts,
  * same-origin redirects only, and a bound on the response size. Every failure is a CmsError.
  */
 const MIN_REDACTED_LENGTH = 12;
@@ -138,8 +142,7 @@ export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClien
           failure = error.failure;
         }
         if (!failure.retryable || n >= options.maxAttempts) throw toError(request, failure, n);
-        const cap = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (n - 1));
-        const waitMs = failure.retryAfterMs ?? random() * cap;
+        const waitMs = retryDelayMs(n, options, failure.retryAfterMs, random);
         if (now() - start + waitMs > options.retryBudgetMs) throw toError(request, failure, n);
         options.logger.warn(
           {
@@ -192,20 +195,11 @@ async function failOnStatus(res: Response, signal: AbortSignal, now: Clock, reda
   } catch (error) {
     if (signal.aborted) throw error;
   }
-  const retryable = status === 429 || status >= 500;
+  const retryable = isRetryableStatus(status);
   // Any answer that will be retried says when it may be (429, 503 and the other 5xx alike).
   const retryAfterMs = retryable ? parseRetryAfter(res.headers.get('retry-after'), now) : undefined;
   const cause = `HTTP ${status}${res.statusText ? ` ${res.statusText}` : ''}${detail ? `: ${detail}` : ''}`;
   return fail({ kind: 'http_status', cause, retryable, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
-}
-
-/** Delta seconds or an HTTP date, as milliseconds from now; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now: Clock = Date.now): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now());
 }
 
 /**
@@ -290,19 +284,4 @@ function errorDetail(text: string): string {
 
 function preview(text: string): string {
   return text.length === 0 ? 'nothing: empty body' : JSON.stringify(text.slice(0, 40));
-}
-
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

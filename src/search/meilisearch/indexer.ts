@@ -1,3 +1,12 @@
+/*
+ * One piece on purpose (over 300 lines): MeilisearchIndexer is one state machine per run (check
+ * the server's version, choose per locale between an update and a rebuild into a fresh index,
+ * upload, await and check every task, swap, record what was indexed with which server), and its
+ * steps share the run's client, version and unsynced marks. Its parts that stand alone already
+ * live beside it: documents (documents.ts), upload batches (batches.ts), task waits (client.ts),
+ * the live index's state (live-index.ts), the unsynced marks (unsynced.ts), the version check
+ * (version.ts).
+ */
 import type { DeleteOrCancelTasksQuery, Meilisearch } from 'meilisearch';
 import type { Db } from '../../db/sqlite/connection.js';
 import { searchDocumentsAfter, searchDocumentsByIds, type SearchDocumentRow } from '../../db/snapshot/search-documents.js';
