@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LOCALES } from '../../locale.js';
 import { ERROR_CODES, SERVER_REFUSALS } from './openapi-errors.js';
-import { MAX_CHANGES_LIMIT, MAX_PAGE_LIMIT } from './query-schemas.js';
+import { MAX_CHANGES_LIMIT, MAX_PAGE_LIMIT } from '../endpoints/query-schemas.js';
 
 /*
  * The public shapes of every response. Serializers are typed by these, tests validate real
