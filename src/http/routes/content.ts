@@ -12,7 +12,9 @@ import { contextOf } from '../pipeline/context.js';
 import { resolveCached } from '../cache/cacheable.js';
 import { represent, sendRepresentation, type Representation, type ResponseCache } from '../cache/representation.js';
 import { ROUTES } from '../endpoints/routes-table.js';
-import { pageMeta, toArticle, toArticleDetail, toChange, toSection } from '../contract/serializers.js';
+import { pageMeta, pickDetail, toArticle, toChange, toSection } from '../contract/serializers.js';
+import { pick } from '../contract/fields.js';
+import { checkPublishedRange } from '../endpoints/query-schemas.js';
 import { searchRepresentation } from '../contract/search-representation.js';
 
 export interface ContentDeps {
@@ -35,10 +37,20 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const session = sessionOf(res);
     const now = clock();
     const { q, view, key } = resolveCached(ROUTES.articles, req, session, catalog, now);
+    checkPublishedRange(q);
     const rep = cache.remember(key, () => {
-      const result = listArticles(session, view, { section: q.section, page: q.page, limit: q.limit, now, updatedSinceMs: q.updated_since });
+      const result = listArticles(session, view, {
+        section: q.section,
+        page: q.page,
+        limit: q.limit,
+        now,
+        updatedSinceMs: q.updated_since,
+        publishedAfterMs: q.published_after,
+        publishedBeforeMs: q.published_before,
+        oldest: q.order === 'oldest',
+      });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
-      return represent({ data: result.articles.map(toArticle), meta }, { page: meta.page, pages: meta.pages });
+      return represent({ data: result.articles.map((row) => pick(toArticle(row), q.fields)), meta }, { page: meta.page, pages: meta.pages });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
@@ -49,7 +61,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const now = clock();
     const { q, view, key } = resolveCached(ROUTES.article, req, session, catalog, now, slug);
     const rep = cache.remember(key, () => {
-      return represent({ data: toArticleDetail(getArticleOrFail(session, q.locale, slug, now)) });
+      return represent({ data: pickDetail(getArticleOrFail(session, q.locale, slug, now), q.fields) });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
@@ -77,7 +89,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
       asOf = page.asOf;
       return represent(
         {
-          data: page.changes.map(toChange),
+          data: page.changes.map((change) => toChange(change, q.fields)),
           meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
         },
         undefined,
@@ -92,9 +104,21 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
   router.get(ROUTES.search.path, async (req, res) => {
     const now = clock();
     const { q, view, key } = resolveCached(ROUTES.search, req, sessionOf(res), catalog, now);
+    checkPublishedRange(q);
     const make = async (): Promise<Representation> => {
       // The key checked by requireApiKey: admission control shares search out by key.
-      const result = await searchArticles(store, view, engine, { ...q, now, keyId: contextOf(res).key?.id });
+      const result = await searchArticles(store, view, engine, {
+        locale: q.locale,
+        q: q.q,
+        section: q.section,
+        page: q.page,
+        limit: q.limit,
+        now,
+        keyId: contextOf(res).key?.id,
+        publishedAfterMs: q.published_after,
+        publishedBeforeMs: q.published_before,
+        order: q.order,
+      });
       return searchRepresentation(result, q);
     };
     // An external engine can change without the snapshot changing: only the embedded one's
