@@ -45,6 +45,14 @@ export const articleDetailSchema = articleSchema
         'The article body in Markdown, as our editors wrote it: it may hold raw HTML. Render it with raw HTML off ' +
         '(markdown-it: `html: false`, its default) or sanitise the HTML you render (marked does not: use DOMPurify or similar).',
     }),
+    body_html: z.string().optional().meta({
+      description:
+        'Only when `fields` names it: the body rendered to HTML (CommonMark, GitHub tables and strikethrough) and sanitized, ' +
+        'safe to insert into a page.',
+    }),
+    body_text: z.string().optional().meta({
+      description: 'Only when `fields` names it: the body as plain text, paragraphs separated by a blank line.',
+    }),
   })
   .meta({ id: 'ArticleDetail' });
 
