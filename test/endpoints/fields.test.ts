@@ -9,7 +9,7 @@ import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
- * `fields` (issue 36, api-contract.md "Choosing fields and body formats"): on the list, search,
+ * `fields` (issue 36, docs/specs/api-contract.md "Choosing fields and body formats"): on the list, search,
  * the single article and the change feed's upserts, items hold slug plus exactly the named
  * fields, in the usual order; the default answers are unchanged; each value is its own
  * representation; bad values are a 400 naming `fields`. Checked against the default answer as

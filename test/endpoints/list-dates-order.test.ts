@@ -5,7 +5,7 @@ import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { isoPlus, MINUTE } from '../support/contract-helpers.js';
 
 /*
- * published_after / published_before and order on the article list (issue 36, api-contract.md
+ * published_after / published_before and order on the article list (issue 36, docs/specs/api-contract.md
  * "Date ranges and order"): bounds at exact instants with offsets, ties by slug in both
  * orders, exact totals, with section and updated_since, through Express and the fast path.
  */
