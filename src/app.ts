@@ -8,11 +8,12 @@ import { errorHandler, onlyReads, unknownPath } from './http/pipeline/error-hand
 import { basePathOf, stripBasePath } from './http/pipeline/base-path.js';
 import { createFastPath } from './http/fast/fast-path.js';
 import { RateLimiter, type RateLimitSettings } from './http/pipeline/rate-limit.js';
-import { ResponseCache } from './http/fast/representation.js';
-import { leadingHeaders, setHeaders } from './http/fast/response-head.js';
+import { ResponseCache } from './http/cache/representation.js';
+import { leadingHeaders, setHeaders } from './http/pipeline/response-head.js';
 import { securityHeaderList } from './http/server/security-headers.js';
 import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
-import { contentRoutes, rehearseSearchResponses } from './http/routes/content.js';
+import { contentRoutes } from './http/routes/content.js';
+import { rehearseSearchResponses } from './http/warm.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
 import { clientAddressResolver, compileTrust, type TrustProxy } from './http/server/client-address.js';
@@ -76,7 +77,7 @@ export type App = RequestListener & {
  * Builds the API as a request listener; never listens (src/server.ts does, tests pass it to
  * their own server). Every request gets its context and log line first, then is answered from
  * the response cache when it can be (src/http/fast/fast-path.ts), else by Express; both send the
- * request id and the security headers first (src/http/fast/response-head.ts).
+ * request id and the security headers first (src/http/pipeline/response-head.ts).
  */
 export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
@@ -89,7 +90,7 @@ export function createApp(deps: AppDeps): App {
 
   const app = express();
   app.disable('x-powered-by');
-  // Validators are computed once per cached body (src/http/fast/representation.ts), not by Express.
+  // Validators are computed once per cached body (src/http/cache/representation.ts), not by Express.
   app.set('etag', false);
   app.set('trust proxy', compileTrust(deps.trustProxy));
   app.use(onlyReads);

@@ -32,17 +32,32 @@ export function hydrate(session: StoreSession, ids: readonly number[], now: numb
   return ordered;
 }
 
-/** One page of the article list, newest first; a page past the last is empty with the true total. */
+/**
+ * One page of the article list, newest (or oldest) first, within the published bounds; a page
+ * past the last is empty with the true total.
+ */
 export function listArticles(
   session: StoreSession,
   view: LocaleView,
-  query: { section: string | undefined; page: number; limit: number; now: number; updatedSinceMs?: number | undefined },
+  query: {
+    section: string | undefined;
+    page: number;
+    limit: number;
+    now: number;
+    updatedSinceMs?: number | undefined;
+    publishedAfterMs?: number | undefined;
+    publishedBeforeMs?: number | undefined;
+    oldest?: boolean;
+  },
 ): ArticlePage {
   const ordering = query.section === undefined ? view.all : view.section(query.section);
-  const { ids, total } =
-    query.updatedSinceMs === undefined
-      ? ordering.page(query.now, query.page, query.limit)
-      : view.pageUpdatedSince(ordering, query.now, query.updatedSinceMs, query.page, query.limit);
+  const { ids, total } = view.page(
+    ordering,
+    query.now,
+    { afterMs: query.publishedAfterMs, beforeMs: query.publishedBeforeMs, oldest: query.oldest ?? false, updatedSinceMs: query.updatedSinceMs },
+    query.page,
+    query.limit,
+  );
   return { articles: hydrate(session, ids, query.now), total };
 }
 

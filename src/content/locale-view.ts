@@ -1,6 +1,6 @@
 import type { Db } from '../db/sqlite/connection.js';
 import type { SectionListRow } from '../db/snapshot/content.js';
-import { LocaleExposure, type ExposureIndex } from '../db/snapshot/locale-exposure.js';
+import { LocaleExposure, type ExposureIndex, type PublishedBounds } from '../db/snapshot/locale-exposure.js';
 import { Ordering } from '../db/snapshot/ordering.js';
 import type { SnapshotStateRow } from '../db/snapshot/schema.js';
 import type { Locale } from '../locale.js';
@@ -66,31 +66,32 @@ export class LocaleView {
   }
 
   /**
-   * One page of `ordering` (1-based) among the articles exposed at `now` whose updated_at is at
-   * or after `sinceMs`, and their total: one pass over the exposed articles, no query.
+   * One page of `ordering` (1-based) among the articles exposed at `now` within the published
+   * bounds (and whose updated_at is at or after `updatedSinceMs`, when given), newest or oldest
+   * first, and their total: binary searches for the bounds, a pass over them only for
+   * `updated_since`, no query.
    */
-  pageUpdatedSince(ordering: Ordering, now: number, sinceMs: number, page: number, limit: number): { ids: number[]; total: number } {
-    const from = (page - 1) * limit;
-    const ids: number[] = [];
-    let total = 0;
+  page(
+    ordering: Ordering,
+    now: number,
+    filter: { afterMs?: number | undefined; beforeMs?: number | undefined; oldest?: boolean; updatedSinceMs?: number | undefined },
+    page: number,
+    limit: number,
+  ): { ids: number[]; total: number } {
+    const since = filter.updatedSinceMs;
+    if (since === undefined) return ordering.pageWithin(now, filter, page, limit);
     const { positions } = this.exposed;
-    for (let i = ordering.start(now); i < ordering.ids.length; i++) {
-      const id = ordering.ids[i]!;
-      if ((this.updatedAt[(positions[id] ?? 0) - 1] ?? -Infinity) < sinceMs) continue;
-      if (total >= from && ids.length < limit) ids.push(id);
-      total += 1;
-    }
-    return { ids, total };
+    return ordering.pageWithin(now, filter, page, limit, (id) => (this.updatedAt[(positions[id] ?? 0) - 1] ?? -Infinity) >= since);
   }
 
   /**
-   * Which articles are exposed at `now` (in `section`, if given), for search engines that
-   * filter and order by the snapshot instead of asking SQLite again for every hit.
+   * Which articles are exposed at `now` (in `section`, if given, and within the published
+   * bounds, if given), for search engines that filter and order by the snapshot instead of
+   * asking SQLite again for every hit.
    */
-  exposure(now: number, section: string | undefined): ExposureIndex {
-    return this.exposed.exposure(now, section);
+  exposure(now: number, section: string | undefined, bounds?: PublishedBounds): ExposureIndex {
+    return this.exposed.exposure(now, section, bounds);
   }
-
   /**
    * A string that changes whenever any response for this locale may change: a new content
    * version, or a scheduled article whose time has come. Response caches are keyed by it.

@@ -1,5 +1,5 @@
 import { snapshotReplaced, type SnapshotStore } from '../db/snapshot/snapshot-store.js';
-import type { SearchEngine } from '../search/engine.js';
+import type { SearchEngine, SearchOrder } from '../search/engine.js';
 import type { Locale } from '../locale.js';
 import { hydrate, type ArticlePage } from './articles.js';
 import type { LocaleView } from './locale-view.js';
@@ -13,6 +13,11 @@ export interface SearchParams {
   now: number;
   /** The partner's key id: search capacity is shared out by key. */
   keyId?: number | undefined;
+  /** published_after (inclusive) and published_before (exclusive), epoch ms. */
+  publishedAfterMs?: number | undefined;
+  publishedBeforeMs?: number | undefined;
+  /** `relevance` (default), `newest` or `oldest` (ties by slug). */
+  order?: SearchOrder | undefined;
 }
 
 /**
@@ -54,7 +59,8 @@ export async function searchArticles(
     limit: beyond ? 0 : params.limit,
     section: params.section,
     activeSections: view.sectionSlugs,
-    exposure: view.exposure(params.now, params.section),
+    order: params.order ?? 'relevance',
+    exposure: view.exposure(params.now, params.section, { afterMs: params.publishedAfterMs, beforeMs: params.publishedBeforeMs }),
     contentTag: view.contentTag(params.now),
   });
   const ids = hits.ids.slice(0, Math.max(0, maxDepth - offset));

@@ -50,7 +50,7 @@ export interface ApiMetricSources {
 export interface FinishedRequest {
   readonly startedAt: number;
   /**
-   * The request's route (src/http/routes/routes-table.ts), matched once: its name is the `route`
+   * The request's route (src/http/endpoints/routes-table.ts), matched once: its name is the `route`
    * label, a small fixed set, never the raw path (slugs would explode the series).
    */
   readonly route: { readonly name: string } | undefined;

@@ -5,6 +5,8 @@ import type { Locale } from '../locale.js';
 // The index engines filter and order by; it lives beside the exposure rule it holds in memory.
 export type { ExposureIndex } from '../db/snapshot/locale-exposure.js';
 
+export type SearchOrder = 'relevance' | 'newest' | 'oldest';
+
 export interface SearchQuery {
   locale: Locale;
   /** Trimmed, 2 to 200 code points. */
@@ -13,7 +15,13 @@ export interface SearchQuery {
   section: string | undefined;
   /** Slugs of the locale's active sections: nothing outside them may be returned. */
   activeSections: readonly string[];
+  /** Which articles may be returned, and in which partner order (the published bounds included). */
   exposure: ExposureIndex;
+  /** published_after (inclusive) and published_before (exclusive), epoch ms: already in `exposure`. */
+  publishedAfterMs?: number | undefined;
+  publishedBeforeMs?: number | undefined;
+  /** `relevance`: most relevant first; `newest`/`oldest`: by publication time, ties by slug. Absent: relevance. */
+  order?: SearchOrder | undefined;
   page: number;
   limit: number;
   now: number;

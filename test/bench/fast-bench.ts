@@ -22,11 +22,23 @@ export interface FastPathFigures {
   /** What generated the load: wrk, or the built-in generator when wrk is missing. */
   tool: string;
   /** Medians over the rounds of each round's own ratios (measured minutes apart at most). */
-  ratios: { listRps: number; listCpu: number; detailRps: number; detailCpu: number; limiterCpu: number; limiterRps: number };
+  ratios: {
+    listRps: number;
+    listCpu: number;
+    detailRps: number;
+    detailCpu: number;
+    limiterCpu: number;
+    limiterRps: number;
+    /** The cached list with `fields`, the detail with `fields=title,body_html` (issue 36). */
+    listFieldsRps: number;
+    detailHtmlRps: number;
+  };
   bareHttp: Measured;
   list: Measured;
   listNoLimit: Measured;
   detail: Measured;
+  listFields: Measured;
+  detailHtml: Measured;
 }
 
 const ROUNDS = Number(process.env.BENCH_FAST_ROUNDS ?? 3);
@@ -86,18 +98,29 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
     const bare = startNode('test/bench/bare-servers.js', ['http', String(pageBytes)], {}, 'pipe', pin);
     servers.push(bare);
     const bareUrl = `http://127.0.0.1:${await portFromStdout(bare)}${listPath}`;
-    const runs: Record<'bareHttp' | 'list' | 'listNoLimit' | 'detail', Measured[]> = { bareHttp: [], list: [], listNoLimit: [], detail: [] };
+    const listFieldsPath = `${listPath}&fields=title,url,published_at`;
+    const detailHtmlPath = `${detailPath}?fields=title,body_html`;
+    const runs: Record<'bareHttp' | 'list' | 'listNoLimit' | 'detail' | 'listFields' | 'detailHtml', Measured[]> = {
+      bareHttp: [],
+      list: [],
+      listNoLimit: [],
+      detail: [],
+      listFields: [],
+      detailHtml: [],
+    };
     for (let round = 0; round < ROUNDS; round++) {
       runs.bareHttp.push(await measure(bareUrl, headers, bare));
       runs.list.push(await measure(`${limited.base}${listPath}`, headers, limited.child));
       runs.listNoLimit.push(await measure(`${unlimited.base}${listPath}`, headers, unlimited.child));
       runs.detail.push(await measure(`${limited.base}${detailPath}`, headers, limited.child));
+      runs.listFields.push(await measure(`${limited.base}${listFieldsPath}`, headers, limited.child));
+      runs.detailHtml.push(await measure(`${limited.base}${detailHtmlPath}`, headers, limited.child));
     }
     const ratio = (f: (i: number) => number) => {
       const values = runs.bareHttp.map((_, i) => f(i)).sort((a, b) => a - b);
       return values[Math.floor(values.length / 2)]!;
     };
-    const { bareHttp: b, list: l, listNoLimit: n, detail: d } = runs;
+    const { bareHttp: b, list: l, listNoLimit: n, detail: d, listFields: lf, detailHtml: dh } = runs;
     return {
       rounds: ROUNDS,
       pinned: taskset !== null,
@@ -109,11 +132,15 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
         detailCpu: ratio((i) => b[i]!.cpuUsPerRequest / d[i]!.cpuUsPerRequest),
         limiterCpu: ratio((i) => l[i]!.cpuUsPerRequest / n[i]!.cpuUsPerRequest - 1),
         limiterRps: ratio((i) => 1 - l[i]!.rps / n[i]!.rps),
+        listFieldsRps: ratio((i) => lf[i]!.rps / b[i]!.rps),
+        detailHtmlRps: ratio((i) => dh[i]!.rps / b[i]!.rps),
       },
       bareHttp: median(runs.bareHttp),
       list: median(runs.list),
       listNoLimit: median(runs.listNoLimit),
       detail: median(runs.detail),
+      listFields: median(runs.listFields),
+      detailHtml: median(runs.detailHtml),
     };
   } finally {
     for (const server of servers) await stop(server);

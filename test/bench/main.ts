@@ -86,6 +86,7 @@ function fastLines(fast: FastPathFigures): string[] {
     line('detail, repeated, rate limiter on', fast.detail) + cpu(fast.detail),
     `  list as a share of bare node:http   ${pct(r.listRps)} of its req/s, ${pct(r.listCpu)} of its requests per CPU second   (target >= 50%)`,
     `  detail as a share of bare node:http ${pct(r.detailRps)} of its req/s, ${pct(r.detailCpu)} of its requests per CPU second`,
+    `  with fields (issue 36): the list ?fields=title,url,published_at ${pct(r.listFieldsRps)}, the detail ?fields=title,body_html ${pct(r.detailHtmlRps)} of bare node:http's req/s`,
     `  rate limiter cost on the fast path  ${pct(r.limiterCpu)} more CPU per request, ${pct(r.limiterRps)} fewer req/s   (target <= 10%)`,
     '  (ratios: median over rounds of each round\'s own ratio; on a busy shared machine req/s follow the CPU the',
     '   scheduler gives each server, CPU per request is what the code costs)',

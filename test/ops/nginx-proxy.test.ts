@@ -1,4 +1,4 @@
-import { CACHE_CONTROL } from '../../src/http/fast/representation.js';
+import { CACHE_CONTROL } from '../../src/http/cache/representation.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basePathOf, stripBasePath } from '../../src/http/pipeline/base-path.js';
 import { revokeKey } from '../../src/keys/manage.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/content/catalog.js';
 import { SnapshotStore } from '../../src/db/snapshot/snapshot-store.js';
 import { openReader } from '../../src/db/sqlite/connection.js';
-import { rehearseSearchResponses } from '../../src/http/routes/content.js';
+import { rehearseSearchResponses } from '../../src/http/warm.js';
 import { memoryLogger } from '../support/api.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';

@@ -6,7 +6,7 @@ import supertest from 'supertest';
 import { createApp, type AppDeps, type App } from '../../src/app.js';
 import { DEFAULT_SERVER_LIMITS, defaultAppSettings, fastPathEnabled, type ServerLimits } from '../../src/config/api.js';
 import { createApiServer } from '../../src/http/server/server-limits.js';
-import type { ResponseCache } from '../../src/http/fast/representation.js';
+import type { ResponseCache } from '../../src/http/cache/representation.js';
 import { openKeysWriter, type KeysDb } from '../../src/db/keys/keys-connection.js';
 import { KeysStore } from '../../src/db/keys/keys-store.js';
 import { SnapshotStore } from '../../src/db/snapshot/snapshot-store.js';

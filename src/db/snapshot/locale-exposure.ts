@@ -15,6 +15,17 @@ export interface ExposureIndex {
    * rank), when the index has it at hand: ordering a large result set is then one pass.
    */
   readonly ordered?: Int32Array;
+  /**
+   * The article's rank oldest first (ties by slug), for `order=oldest`: -1 when rank is. Absent
+   * on indexes that match nothing.
+   */
+  oldestRank?(id: number): number;
+}
+
+/** The published_after (inclusive) and published_before (exclusive) bounds, epoch ms. */
+export interface PublishedBounds {
+  afterMs?: number | undefined;
+  beforeMs?: number | undefined;
 }
 
 /** One row of exposureOrdering: `[id, published_at, section_slug, updated_at]`. */
@@ -80,20 +91,37 @@ export class LocaleExposure {
     return this.all.start(now);
   }
 
-  /** Which articles are exposed at `now` (in `section`, if given: unknown or inactive ones match nothing). */
-  exposure(now: number, section: string | undefined): ExposureIndex {
-    const start = this.start(now);
+  /**
+   * Which articles are exposed at `now` (in `section`, if given: unknown or inactive ones match
+   * nothing; and published within `bounds`, if given: a window of positions, since the list is
+   * sorted by publication time).
+   */
+  exposure(now: number, section: string | undefined, bounds?: PublishedBounds): ExposureIndex {
+    const { from: start, to } = this.all.window(now, bounds?.afterMs, bounds?.beforeMs);
     const wanted = section === undefined ? -1 : this.sectionSlugs.indexOf(section);
     if (section !== undefined && wanted === -1) return { rank: () => -1 };
     const { positions, sectionAt } = this;
+    const rank = (id: number): number => {
+      const position = (positions[id] ?? 0) - 1;
+      if (position < start || position >= to) return -1;
+      return wanted === -1 || sectionAt[position] === wanted ? position : -1;
+    };
     return {
       ordered: this.all.ids,
-      rank(id: number): number {
-        const position = (positions[id] ?? 0) - 1;
-        if (position < start) return -1;
-        return wanted === -1 || sectionAt[position] === wanted ? position : -1;
-      },
+      rank,
+      oldestRank: (id: number): number => (rank(id) === -1 ? -1 : this.oldestPositions()[positions[id]! - 1]!),
     };
+  }
+
+  private oldestAt: Int32Array | undefined;
+
+  /** For each position newest first, its position oldest first (Ordering.oldestFirst); built on first use. */
+  private oldestPositions(): Int32Array {
+    if (this.oldestAt) return this.oldestAt;
+    const oldest = this.all.oldestFirst();
+    const at = new Int32Array(oldest.length);
+    for (let i = 0; i < oldest.length; i++) at[this.positions[oldest[i]!]! - 1] = i;
+    return (this.oldestAt = at);
   }
 
   /**

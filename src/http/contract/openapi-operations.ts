@@ -10,7 +10,6 @@ import {
   searchResultsExample,
   sectionListExample,
 } from './openapi-examples.js';
-import { categoriesQuery, changesQuery, detailQuery, listQuery, searchQuery } from './query-schemas.js';
 import {
   articleListSchema,
   articleResponseSchema,
@@ -19,12 +18,13 @@ import {
   searchResultsSchema,
   sectionListSchema,
 } from './response-schemas.js';
-import { ROUTES } from '../routes/routes-table.js';
+import { ROUTES, type Route } from '../endpoints/routes-table.js';
 
 /*
  * The API's operations, one entry each: src/http/contract/openapi.ts turns an entry into a complete
  * OpenAPI operation (parameters, security, response headers, 304, error codes, examples).
- * Adding an endpoint to the document is adding an entry here.
+ * Adding an endpoint to the document is adding an entry here; its path, query parameters, key
+ * rule and paging come from its declaration in the routes table (src/http/endpoints/routes-table.ts).
  */
 
 export interface OperationSpec {
@@ -59,9 +59,15 @@ const slug = {
   example: 'lumora-photonics-q3-results',
 };
 
+type OwnSpec = Omit<OperationSpec, 'path' | 'query' | 'keyed' | 'paged'>;
+
+/** An operation of a declared route: what the routes table says of it is taken from there. */
+function operation(route: Route, spec: OwnSpec): OperationSpec {
+  return { ...spec, path: route.openapi!, query: route.query, keyed: route.keyed, paged: route.paged };
+}
+
 export const OPERATIONS: OperationSpec[] = [
-  {
-    path: ROUTES.articles.openapi!,
+  operation(ROUTES.articles, {
     operationId: 'listArticles',
     tag: 'Articles',
     summary: 'List published articles, newest first',
@@ -69,51 +75,37 @@ export const OPERATIONS: OperationSpec[] = [
       'Published articles of one locale, newest `published_at` first (ties by slug). Offset pages shift when ' +
       'articles are published: to keep a copy of the catalogue, read the change feed (`GET /api/v1/changes`) instead. ' +
       'Follow the `Link` header to page without building URLs.',
-    query: listQuery,
     ok: { schema: articleListSchema, description: 'A page of articles.', example: articleListExample },
-    keyed: true,
     cached: true,
-    paged: true,
-  },
-  {
-    path: ROUTES.article.openapi!,
+  }),
+  operation(ROUTES.article, {
     operationId: 'getArticle',
     tag: 'Articles',
     summary: 'Get one article with its Markdown body',
     description: 'The list fields plus `body`, the article in Markdown. Link back to `url` wherever you show it.',
-    query: detailQuery,
     pathParams: [slug],
     ok: { schema: articleResponseSchema, description: 'The article.', example: articleResponseExample },
-    keyed: true,
     cached: true,
-  },
-  {
-    path: ROUTES.categories.openapi!,
+  }),
+  operation(ROUTES.categories, {
     operationId: 'listCategories',
     tag: 'Sections',
     summary: 'List active sections in editorial order',
     description: 'Every active section of the locale with the number of articles you can get in it.',
-    query: categoriesQuery,
     ok: { schema: sectionListSchema, description: 'The sections.', example: sectionListExample },
-    keyed: true,
     cached: true,
-  },
-  {
-    path: ROUTES.search.openapi!,
+  }),
+  operation(ROUTES.search, {
     operationId: 'searchArticles',
     tag: 'Search',
     summary: 'Search published articles, most relevant first',
     description:
       'Every word of `q` must match, as a whole word or the start of one; Chinese text is split into words. ' +
       'Ties by newest `published_at`.',
-    query: searchQuery,
     ok: { schema: searchResultsSchema, description: 'A page of results.', example: searchResultsExample },
-    keyed: true,
     cached: true,
-    paged: true,
-  },
-  {
-    path: ROUTES.changes.openapi!,
+  }),
+  operation(ROUTES.changes, {
     operationId: 'listChanges',
     tag: 'Changes',
     summary: 'Read the change feed: every change in what partners see, including takedowns',
@@ -122,19 +114,15 @@ export const OPERATIONS: OperationSpec[] = [
       '`since` it is the whole exposed catalogue (as upserts) plus the retained deletes; with `since` (a previous ' +
       "answer's `meta.next`) it is every slug whose exposure changed after that cursor. Apply upserts (fetch the " +
       'detail again for the body) and deletes, store `next`, poll. On `invalid_cursor`, start again without `since`.',
-    query: changesQuery,
     ok: { schema: changeListSchema, description: 'A page of changes.', example: changeListExample },
-    keyed: true,
     cached: true,
-  },
-  {
-    path: ROUTES.health.openapi!,
+  }),
+  operation(ROUTES.health, {
     operationId: 'getHealth',
     tag: 'Service',
     summary: 'Service health (no key)',
     description: "For operators and monitors: the snapshot's age per locale, the last sync and the search engine's state.",
     ok: { schema: healthSchema, description: 'The snapshot is readable.', example: healthExample },
-    keyed: false,
     cached: false,
     okHeaders: ['CacheControlNoStore'],
     more: {
@@ -144,9 +132,8 @@ export const OPERATIONS: OperationSpec[] = [
         example: healthUnavailableExample,
       },
     },
-  },
-  {
-    path: ROUTES.openapi.openapi!,
+  }),
+  operation(ROUTES.openapi, {
     operationId: 'getOpenApi',
     tag: 'Service',
     summary: 'This OpenAPI 3.1 document (no key)',
@@ -156,7 +143,6 @@ export const OPERATIONS: OperationSpec[] = [
       description: 'The document.',
       example: openApiExample,
     },
-    keyed: false,
     cached: true,
-  },
+  }),
 ];

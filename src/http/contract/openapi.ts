@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../error-catalogue.js';
 import { AppError } from '../../errors.js';
-import { parseQuery } from '../pipeline/parse-query.js';
-import { CACHE_CONTROL } from '../fast/representation.js';
+import { parseQuery } from '../endpoints/parse-query.js';
+import { CACHE_CONTROL } from '../cache/representation.js';
 import { operationErrors, SERVER_REFUSALS } from './openapi-errors.js';
 import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
 import { articleDetailSchema, articleSchema, changeSchema, errorSchema, highlightedTextSchema, highlightsSchema, imageSchema, searchHitSchema, sectionSchema } from './response-schemas.js';
@@ -110,7 +110,7 @@ const CONDITIONAL_PARAMETERS: Record<string, Json> = {
     description:
       'ETags of the copies you hold (a list, `W/` prefixes and `*` accepted), e.g. `"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"`. ' +
       'A match answers 304 with no body, whatever your Cache-Control says (fetch adds `no-cache`; it does not matter).',
-    // No `example`: "Try it out" would send it (see src/http/contract/query-schemas.ts, section).
+    // No `example`: "Try it out" would send it (see src/http/endpoints/query-schemas.ts, section).
     schema: { type: 'string' },
   },
   IfModifiedSince: {

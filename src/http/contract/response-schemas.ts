@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LOCALES } from '../../locale.js';
 import { ERROR_CODES, SERVER_REFUSALS } from './openapi-errors.js';
-import { MAX_CHANGES_LIMIT, MAX_PAGE_LIMIT } from './query-schemas.js';
+import { MAX_CHANGES_LIMIT, MAX_PAGE_LIMIT } from '../endpoints/query-schemas.js';
 
 /*
  * The public shapes of every response. Serializers are typed by these, tests validate real
@@ -44,6 +44,14 @@ export const articleDetailSchema = articleSchema
       description:
         'The article body in Markdown, as our editors wrote it: it may hold raw HTML. Render it with raw HTML off ' +
         '(markdown-it: `html: false`, its default) or sanitise the HTML you render (marked does not: use DOMPurify or similar).',
+    }),
+    body_html: z.string().optional().meta({
+      description:
+        'Only when `fields` names it: the body rendered to HTML (CommonMark, GitHub tables and strikethrough) and sanitized, ' +
+        'safe to insert into a page.',
+    }),
+    body_text: z.string().optional().meta({
+      description: 'Only when `fields` names it: the body as plain text, paragraphs separated by a blank line.',
     }),
   })
   .meta({ id: 'ArticleDetail' });

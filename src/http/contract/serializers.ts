@@ -4,6 +4,8 @@ import type { ArticleWithSection } from '../../db/snapshot/content.js';
 import type { Locale } from '../../locale.js';
 import { formatUtcSeconds } from '../../lib/time.js';
 import { highlight, type QueryWord } from '../../search/highlight.js';
+import { renderBody } from '../../content/body-render.js';
+import { pick as pickFields } from './fields.js';
 import type { Article, ArticleDetail, Change, SearchHit, Section } from './response-schemas.js';
 
 /*
@@ -39,6 +41,18 @@ export function toArticleDetail(row: ArticleWithSection): ArticleDetail {
   return { ...toArticle(row), body: row.body };
 }
 
+/** The detail: `body_html` and `body_text` are rendered only when asked for. */
+export function pickDetail(row: ArticleWithSection, fields: readonly string[] | undefined): ArticleDetail {
+  const detail: ArticleDetail & { body_html?: string; body_text?: string } = toArticleDetail(row);
+  if (fields === undefined) return detail;
+  if (fields.includes('body_html') || fields.includes('body_text')) {
+    const { html, text } = renderBody(row.body);
+    detail.body_html = html;
+    detail.body_text = text;
+  }
+  return pickFields(detail, fields);
+}
+
 /**
  * A search hit: the list item, and where it matched when `words` are given (computed from the
  * stored title and body, the same for every engine).
@@ -63,9 +77,10 @@ export function pageMeta(result: ArticlePage, page: number, limit: number, local
   };
 }
 
-export function toChange(change: FeedChange): Change {
+/** A change; `fields` (src/http/contract/fields.ts) applies to an upsert's article. */
+export function toChange(change: FeedChange, fields?: readonly string[]): Change {
   const changed_at = formatUtcSeconds(change.changedAtMs);
   return change.type === 'upsert' && change.article
-    ? { type: 'upsert', slug: change.slug, changed_at, article: toArticle(change.article) }
+    ? { type: 'upsert', slug: change.slug, changed_at, article: pickFields(toArticle(change.article), fields) }
     : { type: 'delete', slug: change.slug, changed_at };
 }

@@ -2,11 +2,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Catalog } from '../../content/catalog.js';
 import type { Clock } from '../../lib/time.js';
 import { checkKey, type KeyCheckDeps } from '../pipeline/api-key.js';
-import { resolveCategories, resolveChanges, resolveDetail, resolveList } from './cacheable.js';
+import { resolveCached } from '../cache/cacheable.js';
 import type { RequestContext } from '../pipeline/context.js';
-import { leadingHeaders } from './response-head.js';
-import { sendRepresentation, type ResponseCache } from './representation.js';
-import { ARTICLE_SLUG_AT, ROUTES } from '../routes/routes-table.js';
+import { leadingHeaders } from '../pipeline/response-head.js';
+import { sendRepresentation, type ResponseCache } from '../cache/representation.js';
+import type { z } from 'zod';
+import { ARTICLE_SLUG_AT, ROUTES, type Route } from '../endpoints/routes-table.js';
 import { SOCKET_CLOSING } from '../server/server-limits.js';
 import { TurnEnds } from './turn-ends.js';
 
@@ -38,11 +39,11 @@ export type FastPath = ((req: IncomingMessage, res: ServerResponse, context: Req
  * Answers a repeated request for a cached list, article or section list without entering
  * Express, whose routing alone costs more than the rest of such a request (see
  * docs/benchmarks.md). It answers only the routes the routes table lets it (`fast`,
- * src/http/routes/routes-table.ts), matched once in the request context, and does exactly what the
+ * src/http/endpoints/routes-table.ts), matched once in the request context, and does exactly what the
  * route does for a cache hit, through the same key check and rate limit (run once per
- * request, src/http/pipeline/api-key.ts), parameter parsing and cache key (src/http/fast/cacheable.ts),
+ * request, src/http/pipeline/api-key.ts), parameter parsing and cache key (src/http/cache/cacheable.ts),
  * with the same request log (src/app.ts) and the same headers, written in one call
- * (src/http/fast/response-head.ts). Anything else (a miss, an error of any kind, another route)
+ * (src/http/pipeline/response-head.ts). Anything else (a miss, an error of any kind, another route)
  * returns false and Express handles the request, so every error response still comes from
  * the one error handler. FAST_PATH=off leaves it out (src/app.ts), and then Express answers
  * everything the same way: the HTTP suites run both ways.
@@ -65,14 +66,9 @@ export function createFastPath(deps: FastPathDeps): FastPath {
     try {
       const session = checkKey(req, res, deps);
       const now = clock();
-      const resolved =
-        route === ROUTES.articles
-          ? resolveList(req, session, catalog, now)
-          : route === ROUTES.categories
-            ? resolveCategories(req, session, catalog, now)
-            : route === ROUTES.changes
-              ? resolveChanges(req, session, catalog, now)
-              : resolveDetail(req, slugOf(req.url!), session, catalog, now);
+      // Every `fast` route has a query schema (src/http/endpoints/routes-table.ts).
+      const fast = route as Route<string, z.ZodObject>;
+      const resolved = resolveCached(fast, req, session, catalog, now, route === ROUTES.article ? slugOf(req.url!) : undefined);
       const rep = cache.hit(resolved.key);
       if (!rep) return false;
       context.fastPath = true;

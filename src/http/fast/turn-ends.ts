@@ -1,12 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { TurnQueue } from '../../lib/turn-queue.js';
 
-/** Ends a response whose head is written: now, or with the other answers of its turn. */
-export type EndResponse = (res: ServerResponse, body?: Buffer) => void;
-
-export const endNow: EndResponse = (res, body) => {
-  res.end(body);
-};
+import type { EndResponse } from '../cache/representation.js';
 
 /**
  * Ends the responses the fast path answered during one turn of the event loop together, once

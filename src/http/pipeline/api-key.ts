@@ -6,7 +6,7 @@ import type { KeyVerifier } from '../../keys/verifier.js';
 import type { Clock } from '../../lib/time.js';
 import { contextOf } from './context.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
-import { rateLimitHeaders, setHeaders } from '../fast/response-head.js';
+import { rateLimitHeaders, setHeaders } from './response-head.js';
 
 export interface KeyCheckDeps {
   store: SnapshotStore;
@@ -23,7 +23,7 @@ export interface KeyCheckDeps {
  * keys live in their own database); when the keys database cannot answer, the request gets
  * a 503, never a 401, so no partner is refused because of our own failure. Every response to a valid key carries the RateLimit fields:
  * the decision is kept in the request context and the response's head is built from it
- * (src/http/fast/response-head.ts), by the fast path or by requireApiKey.
+ * (src/http/pipeline/response-head.ts), by the fast path or by requireApiKey.
  *
  * Runs once per request: the fast path and Express both call it, and a request the fast path
  * hands over to Express gets the outcome (or the error) of the first check, so it is never

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { StoreSession } from '../../db/snapshot/snapshot-store.js';
 import type { VerifiedKey } from '../../keys/verifier.js';
 import type { RateDecision } from './rate-limit.js';
-import type { Route } from '../routes/routes-table.js';
+import type { Route } from '../endpoints/routes-table.js';
 
 /**
  * What the API learns about one request while answering it, in one typed place: read by the
@@ -16,7 +16,7 @@ export interface RequestContext {
   /** Echoed in X-Request-Id and logged on every line about this request. */
   readonly requestId: string;
   /**
-   * The route of the request's path (src/http/routes/routes-table.ts), matched once when the context
+   * The route of the request's path (src/http/endpoints/routes-table.ts), matched once when the context
    * is created; undefined for a path no route answers (a 404).
    */
   readonly route: Route | undefined;

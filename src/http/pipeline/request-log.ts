@@ -5,7 +5,7 @@ import type { Logger } from '../../logger.js';
 import type { ClientAddress } from '../server/client-address.js';
 import { beginContext, contextOf, type RequestContext } from './context.js';
 import { redactKeys } from './redact-url.js';
-import { routeOf } from '../routes/routes-table.js';
+import { routeOf } from '../endpoints/routes-table.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -18,7 +18,7 @@ export type ResponseHook = (req: IncomingMessage, res: ServerResponse, context: 
  * `responseTime` (ms), and the partner's `keyId` and `errorCode` from the request context.
  * Only those fields are logged, never headers, so the key in X-API-Key cannot reach a log
  * even if the logger's redaction were misconfigured. The request id goes in the context, and
- * from there in X-Request-Id (src/http/fast/response-head.ts), for support.
+ * from there in X-Request-Id (src/http/pipeline/response-head.ts), for support.
  *
  * Written here rather than with pino-http, which gave the same line: profiled on a cached
  * page, pino-http's per-request child logger, three listeners and the logger's redaction
@@ -47,7 +47,7 @@ export function requestLog(
   return function begin(req: IncomingMessage, res: ServerResponse): RequestContext {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    // The route is matched here, once, for everything that reads it (src/http/routes/routes-table.ts).
+    // The route is matched here, once, for everything that reads it (src/http/endpoints/routes-table.ts).
     const context = beginContext(res, id, Date.now(), routeOf(req.url));
     // 'close' follows 'finish' for every response, and alone for one cut short.
     res.on('close', onClose);

@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Router, type Response } from 'express';
 import { projectRoot } from '../../lib/paths.js';
-import { notModified } from '../fast/conditional.js';
-import { ROUTES } from './routes-table.js';
+import { notModified } from '../cache/conditional.js';
+import { ROUTES } from '../endpoints/routes-table.js';
 
 /*
  * GET /docs: the API reference for humans, Swagger UI rendering /api/v1/openapi.json, with a

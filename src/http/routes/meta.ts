@@ -6,9 +6,9 @@ import { ServiceUnavailableError } from '../../errors.js';
 import type { SearchEngine } from '../../search/engine.js';
 import { formatUtcSeconds, type Clock } from '../../lib/time.js';
 import { buildOpenApiDocument } from '../contract/openapi.js';
-import { represent, sendRepresentation } from '../fast/representation.js';
+import { represent, sendRepresentation } from '../cache/representation.js';
 import type { Health } from '../contract/response-schemas.js';
-import { ROUTES } from './routes-table.js';
+import { ROUTES } from '../endpoints/routes-table.js';
 import { problemsOf, snapshotHealth } from './service-state.js';
 
 export interface MetaDeps {

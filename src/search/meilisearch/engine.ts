@@ -15,6 +15,8 @@ import { fetchServerVersion, MeiliVersionError } from './version.js';
 const UNAVAILABLE = 'Search is unavailable right now; lists and articles still work, please retry search later.';
 const REPAIR = 'the sync worker rebuilds it on its next run (or run `npm run sync -- --reindex`)';
 
+/** `order=newest` and `oldest`: by publication time, ties by slug, as the list orders. */
+const SORTS: Record<'newest' | 'oldest', string[]> = { newest: ['published_at_ts:desc', 'slug:asc'], oldest: ['published_at_ts:asc', 'slug:asc'] };
 
 const errorCode = (error: unknown) =>
   error instanceof MeilisearchApiError ? (error.cause as { code?: string } | undefined)?.code : undefined;
@@ -52,6 +54,10 @@ export class MeilisearchEngine implements SearchEngine {
     const sections = query.section === undefined ? query.activeSections : query.activeSections.filter((s) => s === query.section);
     if (sections.length === 0) return { ids: [], total: 0 };
     const filter = meilisearchExposureFilter(sections, query.now);
+    // published_at_ts is whole epoch seconds: ts * 1000 >= after is ts >= ceil(after / 1000),
+    // and ts * 1000 < before is ts < ceil(before / 1000).
+    if (query.publishedAfterMs !== undefined) filter.push(`published_at_ts >= ${Math.ceil(query.publishedAfterMs / 1000)}`);
+    if (query.publishedBeforeMs !== undefined) filter.push(`published_at_ts < ${Math.ceil(query.publishedBeforeMs / 1000)}`);
     const unsynced = readUnsynced(session.db, query.locale);
     if (unsynced !== 'too_many' && unsynced.length > 0) filter.push(`id NOT IN [${unsynced.join(', ')}]`);
     try {
@@ -59,6 +65,8 @@ export class MeilisearchEngine implements SearchEngine {
       const index = this.client.index(indexUid(this.indexPrefix, query.locale));
       const page = await this.searchPage(index, text, query.signal, {
         filter,
+        // `sort` is the first ranking rule (meilisearch.config.json): given, it orders alone.
+        ...(query.order === 'newest' || query.order === 'oldest' ? { sort: SORTS[query.order] } : {}),
         attributesToRetrieve: ['id'],
         matchingStrategy: 'all',
         locales: this.indexConfig.searchLocales(query.locale),
@@ -157,7 +165,7 @@ export class MeilisearchEngine implements SearchEngine {
     try {
       const result = await this.client.index(uid).search('', {
         filter: ['id >= 0', 'section_slug EXISTS', 'published_at_ts EXISTS'],
-        sort: ['published_at_ts:desc'],
+        sort: SORTS.newest,
         page: 1,
         hitsPerPage: 0,
       });

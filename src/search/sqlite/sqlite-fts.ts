@@ -2,9 +2,9 @@ import { DEFAULT_COMMON_MIN, DEFAULT_RANK_ALL_MAX } from '../../config/search.js
 import type { Db } from '../../db/sqlite/connection.js';
 import type { StoreSession } from '../../db/snapshot/snapshot-store.js';
 import { entryBytes, Lru } from '../../lib/lru.js';
-import type { EngineHealth, ExposureIndex, SearchEngine, SearchPage, SearchQuery } from '../engine.js';
+import type { EngineHealth, ExposureIndex, SearchEngine, SearchOrder, SearchPage, SearchQuery } from '../engine.js';
 import { normalizeQuery } from '../normalize.js';
-import { rankMatches } from './sqlite-rank.js';
+import { matchesByTime, rankMatches } from './sqlite-rank.js';
 import { TermSets } from './term-sets.js';
 import { commonWords } from './common-lists.js';
 import { dataVersion } from './fts-table.js';
@@ -66,15 +66,30 @@ export class RankedSearch {
     this.terms = new TermSets(options.termBytes);
   }
 
-  page(db: Db, q: { q: string; section: string | undefined; contentTag: string; page: number; limit: number }, exposure: ExposureIndex): SearchPage {
+  page(
+    db: Db,
+    q: {
+      q: string;
+      section: string | undefined;
+      contentTag: string;
+      page: number;
+      limit: number;
+      publishedAfterMs?: number | undefined;
+      publishedBeforeMs?: number | undefined;
+      order?: SearchOrder | undefined;
+    },
+    exposure: ExposureIndex,
+  ): SearchPage {
     const { words } = normalizeQuery(q.q);
     if (words.length === 0) return { ids: [], total: 0 };
-    const key = JSON.stringify([q.contentTag, q.section ?? null, words]);
+    const order = q.order ?? 'relevance';
+    // The bounds and the order change the list: they are in the key (the exposure holds the bounds).
+    const key = JSON.stringify([q.contentTag, q.section ?? null, words, q.publishedAfterMs ?? null, q.publishedBeforeMs ?? null, order]);
     const from = (q.page - 1) * q.limit;
     let kept = this.ranked.get(key);
     // A page past the kept prefix is ranked again, and the longer prefix kept.
     if (!kept || (from + q.limit > kept.ids.length && kept.ids.length < kept.total)) {
-      const all = rankMatches(db, words, exposure, this.options, this.terms, this.into);
+      const all = order === 'relevance' ? rankMatches(db, words, exposure, this.options, this.terms, this.into) : matchesByTime(db, words, exposure, order, this.terms);
       kept = { ids: all.slice(0, Math.max(this.options.keptIds ?? KEPT_IDS, from + q.limit)), total: all.length };
       this.ranked.set(key, kept, entryBytes(key, kept.ids.byteLength));
     }

@@ -13,6 +13,24 @@ export interface RankOptions {
 }
 
 /**
+ * Every exposed match of all `words` by publication time instead of relevance (`order=newest`
+ * or `oldest`, ties by slug): the partner order the exposure index holds, no scoring at all.
+ */
+export function matchesByTime(db: Db, words: readonly string[], exposure: ExposureIndex, order: 'newest' | 'oldest', terms: TermSets): Int32Array {
+  if (words.length === 0) return new Int32Array(0);
+  terms.check(db);
+  const { newestFirst } = exposedMatches(
+    words.map((w) => terms.all(db, w)),
+    exposure,
+  );
+  // A copy: newestFirst is a scratch array, reused by the next ranking.
+  const ids = Int32Array.from(newestFirst);
+  if (order === 'newest') return ids;
+  const oldestRank = exposure.oldestRank ?? ((): number => 0);
+  return ids.sort((a, b) => oldestRank(a) - oldestRank(b));
+}
+
+/**
  * Every exposed match of `words`, best first. The total is always exact: the ids of every
  * word's matches are read (cheap: no scoring; kept across queries in `terms`), intersected,
  * then filtered by exposure.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWriter } from '../../../src/db/sqlite/connection.js';
-import { ResponseCache, CACHE_CONTROL } from '../../../src/http/fast/representation.js';
+import { ResponseCache, CACHE_CONTROL } from '../../../src/http/cache/representation.js';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';
 import { rawArticle, rawSection } from '../../support/cms-fixtures.js';
 import { buildSnapshot, tempDir, writeSnapshot, type SnapshotContent } from '../../support/snapshot-fixture.js';

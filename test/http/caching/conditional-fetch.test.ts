@@ -1,4 +1,4 @@
-import { CACHE_CONTROL } from '../../../src/http/fast/representation.js';
+import { CACHE_CONTROL } from '../../../src/http/cache/representation.js';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';

@@ -5,14 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../../src/http/contract/openapi-operations.js';
-import { ROUTE_LIST, ROUTES, routeOf } from '../../../src/http/routes/routes-table.js';
+import { ROUTE_LIST, ROUTES, routeOf } from '../../../src/http/endpoints/routes-table.js';
 import { ApiMetrics } from '../../../src/observability/api-metrics.js';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';
 import { rawArticle, rawSection } from '../../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../../support/snapshot-fixture.js';
 
 /*
- * One routes table (src/http/routes/routes-table.ts): the route a request is matched to once is the
+ * One routes table (src/http/endpoints/routes-table.ts): the route a request is matched to once is the
  * one Express answers it with, the OpenAPI document lists the table's paths, and the fast path
  * answers only the table's `fast` routes, and nothing at all with FAST_PATH=off.
  */

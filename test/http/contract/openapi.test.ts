@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { categoriesQuery, detailQuery, listQuery, searchQuery } from '../../../src/http/contract/query-schemas.js';
+import { categoriesQuery, detailQuery, listQuery, searchQuery } from '../../../src/http/endpoints/query-schemas.js';
 import {
   articleListSchema,
   articleResponseSchema,

@@ -1,4 +1,4 @@
-import { CACHE_CONTROL } from '../../../src/http/fast/representation.js';
+import { CACHE_CONTROL } from '../../../src/http/cache/representation.js';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWriter } from '../../../src/db/sqlite/connection.js';

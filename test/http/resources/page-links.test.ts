@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reachablePages } from '../../../src/content/search.js';
-import { linkHeader } from '../../../src/http/contract/page-links.js';
+import { linkHeader } from '../../../src/http/cache/page-links.js';
+import { ROUTES } from '../../../src/http/endpoints/routes-table.js';
 import type { SearchEngine } from '../../../src/search/engine.js';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';
 import { rawArticle, rawSection } from '../../support/cms-fixtures.js';
@@ -159,7 +160,7 @@ describe('Link header', () => {
   });
 
   it('never echoes the host of an absolute-form request line', () => {
-    const header = linkHeader('http://evil.example/api/v1/articles?limit=5', { page: 1, pages: 3 });
+    const header = linkHeader('http://evil.example/api/v1/articles?limit=5', { page: 1, pages: 3 }, ROUTES.articles.linkParams);
     expect(links(header!)).toEqual({
       next: '/api/v1/articles?limit=5&page=2',
       first: '/api/v1/articles?limit=5&page=1',
@@ -168,7 +169,7 @@ describe('Link header', () => {
   });
 
   it('builds the header for edge pages without the server', () => {
-    expect(linkHeader('/api/v1/articles', { page: 1, pages: 1 })).toBe('</api/v1/articles?page=1>; rel="first", </api/v1/articles?page=1>; rel="last"');
-    expect(linkHeader('/api/v1/articles?page=1', { page: 1, pages: 0 })).toBeUndefined();
+    expect(linkHeader('/api/v1/articles', { page: 1, pages: 1 }, ROUTES.articles.linkParams)).toBe('</api/v1/articles?page=1>; rel="first", </api/v1/articles?page=1>; rel="last"');
+    expect(linkHeader('/api/v1/articles?page=1', { page: 1, pages: 0 }, ROUTES.articles.linkParams)).toBeUndefined();
   });
 });

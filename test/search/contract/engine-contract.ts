@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchResultsSchema } from '../../../src/http/contract/response-schemas.js';
 import { openWriter } from '../../../src/db/sqlite/connection.js';
 import { addKey, testClock, type TestApi } from '../../support/api.js';
-import { rawArticle, rawSection } from '../../support/cms-fixtures.js';
+import { isoWithOffset, rawArticle, rawSection } from '../../support/cms-fixtures.js';
 import type { EngineSetup } from '../../support/meili-fixture.js';
 import { buildSnapshot, tempDir } from '../../support/snapshot-fixture.js';
 import { deepStrict, isoPlus, MINUTE } from '../../support/contract-helpers.js';
@@ -86,6 +86,20 @@ const ARTICLES = [
   }),
 ];
 
+// Published bounds and order (issue 36): three articles published at the same instant (ties by
+// slug), one older, one newer; the word appears nowhere else.
+const QUOKKA_AT = ago(400);
+const QUOKKA = [
+  rawArticle({ slug: 'quokka-b', title: 'Quokka optics', section_slug: 'fiber', published_at: QUOKKA_AT, ...text('Tied.') }),
+  rawArticle({ slug: 'quokka-new', title: 'Quokka optics', section_slug: 'fiber', published_at: isoPlus(QUOKKA_AT, 1000), ...text('Newer by a second.') }),
+  rawArticle({ slug: 'quokka-c', title: 'Quokka optics', section_slug: 'fiber', published_at: QUOKKA_AT, ...text('Tied.') }),
+  rawArticle({ slug: 'quokka-old', title: 'Quokka optics', section_slug: 'fiber', published_at: isoPlus(QUOKKA_AT, -1000), ...text('Older by a second.') }),
+  rawArticle({ slug: 'quokka-a', title: 'Quokka optics', section_slug: 'fiber', published_at: QUOKKA_AT, ...text('Tied.') }),
+];
+
+/** An instant written with a +08:00 offset, as the zh desk writes them, sent percent-encoded. */
+const plus8 = (iso: string) => isoWithOffset(Date.parse(iso), 8 * 60);
+
 // More than 1000 hits, all equally relevant (same words), one minute apart: bulk-0000 newest.
 const BULK_ARTICLES = Array.from({ length: BULK }, (_, i) =>
   rawArticle({
@@ -123,7 +137,7 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
       dir = tempDir('search-contract-');
       dbPath = dir.path('snapshot.db');
       engine = await setup();
-      buildSnapshot(dbPath, { sections: SECTIONS, articles: [...ARTICLES, ...BULK_ARTICLES], now: Date.parse(NOW) });
+      buildSnapshot(dbPath, { sections: SECTIONS, articles: [...ARTICLES, ...QUOKKA, ...BULK_ARTICLES], now: Date.parse(NOW) });
       await engine.index(dbPath);
       // After indexing, the snapshot changes without the index following: an index that missed
       // an update (a failed sync) still has these entries, exposed as they were.
@@ -449,6 +463,44 @@ export function searchContract(name: string, setup: () => EngineSetup | Promise<
         expect(res.meta).toEqual({ page: 1, limit: 20, total: 1, pages: 1, locale: 'en', q: 'Laser cutting', words: ['laser', 'cutting'] });
         const paged = await search({ q: 'cladding', page: 3, limit: 11 });
         expect(paged.meta).toEqual({ page: 3, limit: 11, total: BULK, pages: Math.ceil(BULK / 11), locale: 'en', q: 'cladding', words: ['cladding'] });
+      });
+    });
+
+    describe('published bounds and order (issue 36)', () => {
+      it('orders by time with order=newest and oldest, ties by slug in both', async () => {
+        expect(slugs(await search({ q: 'quokka', order: 'newest' }))).toEqual(['quokka-new', 'quokka-a', 'quokka-b', 'quokka-c', 'quokka-old']);
+        expect(slugs(await search({ q: 'quokka', order: 'oldest' }))).toEqual(['quokka-old', 'quokka-a', 'quokka-b', 'quokka-c', 'quokka-new']);
+        // Relevance stays the default, and finds the same five.
+        expect(sorted(await search({ q: 'quokka' }))).toEqual(['quokka-a', 'quokka-b', 'quokka-c', 'quokka-new', 'quokka-old']);
+      });
+
+      it('keeps published_after inclusive and published_before exclusive at the exact instant, with any offset', async () => {
+        const after = await search({ q: 'quokka', published_after: plus8(QUOKKA_AT), order: 'oldest' });
+        expect(slugs(after)).toEqual(['quokka-a', 'quokka-b', 'quokka-c', 'quokka-new']);
+        expect(after.meta).toMatchObject({ total: 4, pages: 1 });
+        const before = await search({ q: 'quokka', published_before: plus8(QUOKKA_AT), order: 'newest' });
+        expect(slugs(before)).toEqual(['quokka-old']);
+        const range = await search({ q: 'quokka', published_after: QUOKKA_AT, published_before: isoPlus(QUOKKA_AT, 1000), order: 'newest' });
+        expect(slugs(range)).toEqual(['quokka-a', 'quokka-b', 'quokka-c']);
+        expect(range.meta).toMatchObject({ total: 3 });
+      });
+
+      it('counts exactly within the bounds, and pages through them in order', async () => {
+        // bulk-i is published i minutes before ago(1440): after ago(1450) holds i = 0..10, before ago(1445) i >= 6.
+        const query = { q: 'cladding', published_after: ago(1450), published_before: plus8(ago(1445)), limit: 2 };
+        const first = await search({ ...query, order: 'oldest' });
+        expect(first.meta).toMatchObject({ total: 5, pages: 3 });
+        expect(slugs(first)).toEqual(['bulk-0010', 'bulk-0009']);
+        const last = await search({ ...query, order: 'oldest', page: 3 });
+        expect(slugs(last)).toEqual(['bulk-0006']);
+        const relevance = await search({ ...query, limit: 50 });
+        expect(sorted(relevance)).toEqual(['bulk-0006', 'bulk-0007', 'bulk-0008', 'bulk-0009', 'bulk-0010']);
+      });
+
+      it('pages the whole of a large result oldest first', async () => {
+        const res = await search({ q: 'cladding', order: 'oldest', limit: 3 });
+        expect(res.meta).toMatchObject({ total: BULK });
+        expect(slugs(res)).toEqual(['bulk-1199', 'bulk-1198', 'bulk-1197']);
       });
     });
   });

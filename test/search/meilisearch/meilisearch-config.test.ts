@@ -188,7 +188,9 @@ describe('meilisearch.config.json', () => {
       // `body` stands for its parts: long bodies are sent in parts under the engine's position limit.
       expect(s['searchableAttributes']).toEqual(['title', 'excerpt', ...BODY_FIELDS, 'section_name', 'author']);
       expect(s['filterableAttributes']).toEqual(expect.arrayContaining(['section_slug', 'published_at_ts']));
-      expect(s['sortableAttributes']).toEqual(['published_at_ts']);
+      // slug too: order=newest/oldest break publication-time ties by it (decision 0061).
+      expect(s['sortableAttributes']).toEqual(['published_at_ts', 'slug']);
+      expect((s['rankingRules'] as string[])[0]).toBe('sort');
       expect((s['pagination'] as { maxTotalHits: number }).maxTotalHits).toBeGreaterThanOrEqual(500_000);
     }
     expect(en['localizedAttributes']).toEqual([{ attributePatterns: ['*'], locales: ['eng'] }]);

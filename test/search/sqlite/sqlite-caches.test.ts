@@ -2,7 +2,7 @@ import { Agent, request } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseCache } from '../../../src/http/fast/representation.js';
+import { ResponseCache } from '../../../src/http/cache/representation.js';
 import { AdmittedEngine } from '../../../src/search/admitted-engine.js';
 import { SqliteFtsEngine } from '../../../src/search/sqlite/sqlite-fts.js';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';

@@ -1,5 +1,6 @@
 import type { Locale } from '../../../locale.js';
 import type { RankedSearchOptions } from '../sqlite-fts.js';
+import type { SearchOrder } from '../../engine.js';
 
 /** What a search thread is started with (workerData). */
 export interface WorkerSetup {
@@ -26,6 +27,10 @@ export interface SearchJob {
   page: number;
   limit: number;
   now: number;
+  /** The published bounds (epoch ms) and the order, as in SearchQuery (src/search/engine.ts). */
+  publishedAfterMs: number | undefined;
+  publishedBeforeMs: number | undefined;
+  order: SearchOrder;
 }
 
 export type JobResult =

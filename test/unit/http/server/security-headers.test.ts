@@ -2,7 +2,7 @@ import helmet from 'helmet';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { setHeaders } from '../../../../src/http/fast/response-head.js';
+import { setHeaders } from '../../../../src/http/pipeline/response-head.js';
 import { securityHeaderList } from '../../../../src/http/server/security-headers.js';
 
 /** The headers of one GET to a server whose only handler is `handle`. */

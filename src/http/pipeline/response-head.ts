@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { RequestContext } from '../pipeline/context.js';
+import type { RequestContext } from './context.js';
 
 /*
  * Response headers as flat `[name, value, ...]` lists, handed to res.writeHead in one call.

@@ -3,8 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { entryBytes, Lru } from '../../lib/lru.js';
 import { notModified } from './conditional.js';
 import { contextOf } from '../pipeline/context.js';
-import { linkHeader, type Paging } from '../contract/page-links.js';
-import { endNow, type EndResponse } from './turn-ends.js';
+import { linkHeader, type Paging } from './page-links.js';
+
+/** Ends a response whose head is written: now, or with the other answers of its turn (src/http/fast/turn-ends.ts). */
+export type EndResponse = (res: ServerResponse, body?: Buffer) => void;
+
+export const endNow: EndResponse = (res, body) => {
+  res.end(body);
+};
 
 /** A serialized success response, ready to send any number of times. */
 export interface Representation {
@@ -75,6 +81,8 @@ export class ResponseCache {
   }
 }
 
+const NO_PARAMS: ReadonlySet<string> = new Set();
+
 /** Last-Modified of a time in ms: a repeated page repeats its time, so the last one is kept. */
 let lastDate = { seconds: NaN, text: '' };
 function httpDate(ms: number): string {
@@ -96,9 +104,9 @@ export const CACHE_CONTROL = 'public, max-age=300, s-maxage=0, proxy-revalidate'
 /**
  * Sends a cacheable success: partners must cache for five minutes, and validators let them
  * revalidate cheaply. Answers 304 when the partner's copy is current, whatever the request's
- * own Cache-Control says (src/http/fast/conditional.ts). Both the routes and the fast path send
+ * own Cache-Control says (src/http/cache/conditional.ts). Both the routes and the fast path send
  * through here, so their headers cannot differ; the fast path passes the fields every
- * response starts with in `head` (src/http/fast/response-head.ts), and the whole head is written
+ * response starts with in `head` (src/http/pipeline/response-head.ts), and the whole head is written
  * in one writeHead call, and may end the response with the rest of its turn (`end`,
  * src/http/fast/turn-ends.ts).
  */
@@ -113,7 +121,8 @@ export function sendRepresentation(
   head.push('Cache-Control', CACHE_CONTROL, 'Vary', 'X-API-Key', 'ETag', rep.etag, 'Last-Modified', httpDate(lastModifiedMs));
   if (rep.paging) {
     // The request was routed without PUBLIC_BASE_URL's path; the partner's URL has it.
-    const link = linkHeader(contextOf(res).basePath + (req.url ?? ''), rep.paging);
+    const context = contextOf(res);
+    const link = linkHeader(context.basePath + (req.url ?? ''), rep.paging, context.route?.linkParams ?? NO_PARAMS);
     if (link) head.push('Link', link);
   }
   if (notModified(req.headers, rep.etag, lastModifiedMs)) {

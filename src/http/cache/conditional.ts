@@ -16,7 +16,7 @@ function opaque(tag: string): string {
 /**
  * If-None-Match with weak comparison (§13.1.2): true when the field is `*` or lists a tag
  * whose opaque part equals the current one's. Tags are quoted strings without commas here
- * (src/http/fast/representation.ts makes them), so a split on commas is exact for a match.
+ * (src/http/cache/representation.ts makes them), so a split on commas is exact for a match.
  */
 export function noneMatchHits(field: string, etag: string): boolean {
   if (field.trim() === '*') return true;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LOCALES } from '../../locale.js';
 import { parseIsoToMs } from '../../lib/time.js';
+import { InvalidParameterError } from '../../errors.js';
 
 /*
  * The query parameters of each endpoint, as zod schemas: the routes parse requests with them
@@ -110,12 +111,122 @@ const highlight = z
       '`false` leaves them out (a smaller answer).',
   });
 
-export const listQuery = z.object({ locale, page, limit, section, updated_since: updatedSince });
-export const changesQuery = z.object({ locale, since, limit: changesLimit });
-export const detailQuery = z.object({ locale });
+/** An instant with an offset, parsed to epoch ms, for the published_* bounds. */
+function instant(name: string, description: string) {
+  const rule = `${name} must be an ISO 8601 date-time with an offset, e.g. 2026-10-20T08:00:00Z or 2026-10-20T16:00:00%2B08:00 (a + in a query string must be sent as %2B).`;
+  return z
+    .string()
+    .transform((v) => parseIsoToMs(v.replace(/(\d) (\d{2}:?\d{2})$/, '$1+$2')))
+    .pipe(z.number({ error: rule }))
+    .optional()
+    .meta({ description, type: 'string', format: 'date-time' });
+}
+
+const publishedAfter = instant(
+  'published_after',
+  'Only articles published at or after this instant (ISO 8601 with any offset, e.g. `2026-10-20T08:00:00Z`; whole seconds count). ' +
+    'With `published_before`, a range: it must be earlier.',
+);
+const publishedBefore = instant(
+  'published_before',
+  'Only articles published strictly before this instant (ISO 8601 with any offset, e.g. `2026-10-21T00:00:00%2B08:00`).',
+);
+
+/**
+ * published_after not earlier than published_before is a 400 naming published_after. Checked
+ * after the schema (an object-level refine would stop the schema being extended) by the routes
+ * that read the bounds; an invalid range is never cached, so the fast path cannot answer it.
+ */
+export function checkPublishedRange(q: { published_after?: number | undefined; published_before?: number | undefined }): void {
+  if (q.published_after !== undefined && q.published_before !== undefined && q.published_after >= q.published_before) {
+    throw new InvalidParameterError('published_after', 'published_after must be earlier than published_before.');
+  }
+}
+
+export const LIST_ORDERS = ['newest', 'oldest'] as const;
+export const SEARCH_ORDERS = ['relevance', 'newest', 'oldest'] as const;
+
+const listOrder = z
+  .enum(LIST_ORDERS, { error: 'order must be "newest" or "oldest".' })
+  .default('newest')
+  .meta({ description: '`newest` (newest `published_at` first, ties by slug) or `oldest` (oldest first, ties by slug).' });
+
+const searchOrder = z
+  .enum(SEARCH_ORDERS, { error: 'order must be "relevance", "newest" or "oldest".' })
+  .default('relevance')
+  .meta({
+    description:
+      '`relevance` (most relevant first, ties by newest), `newest` (newest `published_at` first, ties by slug) or ' +
+      '`oldest` (oldest first, ties by slug).',
+  });
+
+/** The fields of an `Article`, in the order an answer holds them. */
+export const ARTICLE_FIELDS = ['slug', 'locale', 'title', 'excerpt', 'section', 'author', 'image', 'published_at', 'updated_at', 'url'] as const;
+export const SEARCH_FIELDS = [...ARTICLE_FIELDS, 'highlights'] as const;
+export const DETAIL_FIELDS = [...ARTICLE_FIELDS, 'body', 'body_html', 'body_text'] as const;
+
+/**
+ * `fields`: the names the answer's items hold besides `slug`, given comma-separated; parsed
+ * into the allowed names in their usual order (so `title,url` and `url,title` are one answer and
+ * one cache entry). An empty element, an unknown name or a name given twice is a 400 that lists
+ * the names allowed on this endpoint.
+ */
+function fields<const N extends string>(allowed: readonly N[]) {
+  const known = new Set<string>(allowed);
+  const rule = `fields must be a comma-separated list of distinct names among ${allowed.join(', ')} (slug is always included).`;
+  return z
+    .string()
+    .transform((value, ctx): N[] => {
+      const seen = new Set<string>();
+      for (const name of value.split(',')) {
+        const problem = name === '' ? 'has an empty name' : !known.has(name) ? `names an unknown field "${name.slice(0, 40)}"` : seen.has(name) ? `names ${name} twice` : undefined;
+        if (problem) {
+          ctx.addIssue({ code: 'custom', message: `fields ${problem}: ${rule}` });
+          return z.NEVER;
+        }
+        seen.add(name);
+      }
+      return allowed.filter((n) => seen.has(n));
+    })
+    .optional()
+    .meta({
+      description:
+        `The fields each item holds besides \`slug\`, comma-separated, among: ${allowed.map((n) => `\`${n}\``).join(', ')}. ` +
+        'They come in the usual order whatever the order given. Omitted: every field, as without it.',
+      type: 'string',
+    });
+}
+
+export const listQuery = z.object({
+  locale,
+  page,
+  limit,
+  section,
+  updated_since: updatedSince,
+  published_after: publishedAfter,
+  published_before: publishedBefore,
+  order: listOrder,
+  fields: fields(ARTICLE_FIELDS),
+});
+export const changesQuery = z.object({ locale, since, limit: changesLimit, fields: fields(ARTICLE_FIELDS) });
+export const detailQuery = z.object({ locale, fields: fields(DETAIL_FIELDS) });
 export const categoriesQuery = z.object({ locale });
-export const searchQuery = z.object({ locale, q, page, limit, section, highlight });
+export const searchQuery = z.object({
+  locale,
+  q,
+  page,
+  limit,
+  section,
+  highlight,
+  published_after: publishedAfter,
+  published_before: publishedBefore,
+  order: searchOrder,
+  fields: fields(SEARCH_FIELDS),
+});
 
 export type ListQuery = z.output<typeof listQuery>;
 export type ChangesQuery = z.output<typeof changesQuery>;
 export type SearchQuery = z.output<typeof searchQuery>;
+export type DetailQuery = z.output<typeof detailQuery>;
+export type ListOrder = (typeof LIST_ORDERS)[number];
+export type SearchOrder = (typeof SEARCH_ORDERS)[number];

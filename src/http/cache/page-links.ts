@@ -4,14 +4,12 @@ import { entryBytes, Lru } from '../../lib/lru.js';
  * instead of building URLs. Targets are path-absolute references (`/api/v1/articles?...`, after
  * PUBLIC_BASE_URL's path when it has one: src/http/pipeline/base-path.ts),
  * resolved against the request's own address, so they stay right behind any host name or
- * proxy that keeps the path. The parameters the list and search read are kept as the partner
- * sent them and only `page` changes; unknown ones (ignored by the API) are left out, so that a
- * long junk query string cannot make the header four times its size (past a client's header
- * limit: the fuzz suite found it).
+ * proxy that keeps the path. The parameters the endpoint reads (its `linkParams`, derived from
+ * its query schema in src/http/endpoints/routes-table.ts) are kept as the partner sent them and
+ * only `page` changes; unknown ones (ignored by the API) are left out, so that a long junk query
+ * string cannot make the header four times its size (past a client's header limit: the fuzz
+ * suite found it).
  */
-
-const LIST_PARAMS = new Set(['locale', 'section', 'limit', 'updated_since']);
-const SEARCH_PARAMS = new Set(['locale', 'q', 'section', 'limit']);
 
 /** Past this size the header is left out: nothing a real client sends comes near it. */
 const MAX_LINK_BYTES = 8 * 1024;
@@ -26,12 +24,10 @@ export interface Paging {
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
 /** Builds the request's URL with another page; the query is parsed once per response. */
-function pageUrls(requestUrl: string): (page: number) => string {
+function pageUrls(requestUrl: string, kept: ReadonlySet<string>): (page: number) => string {
   const url = requestUrl.replace(ABSOLUTE_FORM, '') || '/';
   const at = url.indexOf('?');
   const path = at === -1 ? url : url.slice(0, at);
-  // Express matches paths case-insensitively and with or without a trailing slash: so does this.
-  const kept = path.toLowerCase().replace(/\/+$/, '').endsWith('/search') ? SEARCH_PARAMS : LIST_PARAMS;
   const params = new URLSearchParams();
   for (const [name, value] of new URLSearchParams(at === -1 ? '' : url.slice(at + 1))) {
     if (kept.has(name)) params.append(name, value);
@@ -51,20 +47,21 @@ function pageUrls(requestUrl: string): (page: number) => string {
 const built = new Lru<string | null>(256 * 1024);
 const MAX_REMEMBERED_URL = 512;
 
-export function linkHeader(url: string, paging: Paging): string | undefined {
-  if (url.length > MAX_REMEMBERED_URL) return buildLinkHeader(url, paging);
+export function linkHeader(url: string, paging: Paging, kept: ReadonlySet<string>): string | undefined {
+  if (url.length > MAX_REMEMBERED_URL) return buildLinkHeader(url, paging, kept);
   const key = `${paging.page}/${paging.pages} ${url}`;
   let header = built.get(key);
   if (header === undefined) {
-    header = buildLinkHeader(url, paging) ?? null;
+    // One URL is one route, so the URL names the kept parameters too.
+    header = buildLinkHeader(url, paging, kept) ?? null;
     built.set(key, header, entryBytes(key, (header?.length ?? 0) * 2));
   }
   return header ?? undefined;
 }
 
-function buildLinkHeader(url: string, { page, pages }: Paging): string | undefined {
+function buildLinkHeader(url: string, { page, pages }: Paging, kept: ReadonlySet<string>): string | undefined {
   if (pages === 0) return undefined;
-  const pageUrl = pageUrls(url);
+  const pageUrl = pageUrls(url, kept);
   const links: string[] = [];
   if (page < pages) links.push(`<${pageUrl(page + 1)}>; rel="next"`);
   if (page > 1) links.push(`<${pageUrl(Math.min(page - 1, pages))}>; rel="prev"`);
