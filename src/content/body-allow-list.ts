@@ -1,5 +1,5 @@
 /**
- * What survives in `body_html`: the sanitizer's allow-list (api-contract.md, "Choosing fields
+ * What survives in `body_html`: the sanitizer's allow-list (docs/specs/api-contract.md, "Choosing fields
  * and body formats"; decision 0062). Everything not named here is removed: an element not
  * listed loses its tags (its text stays, escaped), except the raw-text and embedding elements
  * in DROPPED_WITH_CONTENT, whose content goes too; an attribute not listed is removed.

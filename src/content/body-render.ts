@@ -1,5 +1,5 @@
 /**
- * `body_html` and `body_text` of an article (api-contract.md, "Choosing fields and body
+ * `body_html` and `body_text` of an article (docs/specs/api-contract.md, "Choosing fields and body
  * formats"): the Markdown body rendered by markdown-it (CommonMark plus GitHub tables and
  * strikethrough), raw HTML included, then sanitized by sanitize-html with the allow-list of
  * body-allow-list.ts; the text is read from the sanitized HTML (body-text.ts). Decision 0062

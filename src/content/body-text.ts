@@ -1,5 +1,5 @@
 /**
- * `body_text` (api-contract.md): the body as plain text, read from the sanitized `body_html`,
+ * `body_text` (docs/specs/api-contract.md): the body as plain text, read from the sanitized `body_html`,
  * so that nothing the sanitizer removed (a script's source, a style sheet) can reach the text
  * either. Markup goes, text stays: a link's text, an image's alt text. Blocks (paragraphs,
  * headings, quotes, code blocks, lists, tables) are separated by a blank line; a list's items,

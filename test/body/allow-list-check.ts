@@ -1,7 +1,7 @@
 import { parseDocument } from 'htmlparser2';
 
 /*
- * The contract's allow-list for body_html (api-contract.md, "Choosing fields and body formats"),
+ * The contract's allow-list for body_html (docs/specs/api-contract.md, "Choosing fields and body formats"),
  * written out here independently of src/content/body-allow-list.ts, so that a change there
  * that lets more through fails these tests. Used on our output as a string (htmlparser2) and,
  * in hostile-corpus.test.ts, on the DOM Chromium builds from it.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bodyCacheStats, renderBody } from '../../src/content/body-render.js';
 
 /*
- * body_html and body_text of ordinary Markdown (api-contract.md, "Choosing fields and body
+ * body_html and body_text of ordinary Markdown (docs/specs/api-contract.md, "Choosing fields and body
  * formats"): the structure survives the sanitizer, links carry rel, the text keeps what a
  * reader reads. Hostile bodies: hostile-corpus.test.ts.
  */

@@ -9,7 +9,7 @@ import { renderBody } from '../../src/content/body-render.js';
 import { CONTRACT_ATTRIBUTES, CONTRACT_ELEMENTS, htmlProblems } from './allow-list-check.js';
 
 /*
- * "Inserting body_html into a page runs no script, ever" (api-contract.md). Each body of
+ * "Inserting body_html into a page runs no script, ever" (docs/specs/api-contract.md). Each body of
  * hostile-corpus.json (script and style elements, event handlers, javascript: in every
  * disguise, data: and vbscript: URLs, iframes, SVG, MathML, forms, objects, base, meta, link,
  * comments and CDATA, unclosed and nested tags, mutation-XSS classics, srcset, autolinks,
