@@ -112,6 +112,14 @@ const orderedList: Transformer = (tag, attribs) => {
   return { tagName: tag, attribs: kept };
 };
 
+/** A fenced block's language (```ts) as markdown-it writes it; only a plain name is kept, for syntax highlighters. */
+const code: Transformer = (tag, attribs) => {
+  const kept: Attributes = {};
+  const language = /^language-[\w+#.-]{1,40}$/.exec(attribs.class ?? '')?.[0];
+  if (language) kept.class = language;
+  return { tagName: tag, attribs: kept };
+};
+
 export const SANITIZE_OPTIONS: IOptions = {
   allowedTags: [...ALLOWED_ELEMENTS],
   allowedAttributes: ALLOWED_ATTRIBUTES,
@@ -125,7 +133,7 @@ export const SANITIZE_OPTIONS: IOptions = {
   allowVulnerableTags: false,
   disallowedTagsMode: 'discard',
   nonTextTags: DROPPED_WITH_CONTENT,
-  transformTags: { a: link, img: image, th: cell, td: cell, ol: orderedList },
+  transformTags: { a: link, img: image, th: cell, td: cell, ol: orderedList, code },
   // An image whose source was not safe: nothing to show (its alt text is lost with it).
   exclusiveFilter: (frame) => frame.tag === 'img' && frame.attribs.src === undefined,
 };
