@@ -12,7 +12,7 @@ import type {
 
 /*
  * Example bodies for the OpenAPI document, typed by the response schemas so they cannot
- * drift from what the API answers; test/http/openapi-document.test.ts also parses each one
+ * drift from what the API answers; test/http/contract/openapi-complete.test.ts also parses each one
  * with its strict zod schema.
  */
 

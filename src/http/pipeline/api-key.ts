@@ -58,7 +58,7 @@ export function requireApiKey(deps: KeyCheckDeps): RequestHandler {
     try {
       checkKey(req, res, deps);
     } finally {
-      // On the answer and on a refusal (a 429 says when to come back) alike.
+      // On the answer and on a refusal (a 503 rate_limited says when to come back) alike.
       setHeaders(res, rateLimitHeaders([], contextOf(res)));
     }
     next();
