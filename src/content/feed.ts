@@ -19,13 +19,14 @@ import type { Locale } from '../locale.js';
  * a reader hands out sorts before the sync's rows, which get higher seqs than any before.
  *
  * Why a cursor after a pruning is refused only when it could have missed a delete: a cursor
- * carries its read's mark, the feed's head when the read started from the beginning. Every
- * delete at or before the mark was written before that first page, so the article it took down
- * was already out of the feed (compaction) and the reader never had it: such a delete, pruned,
- * cannot be missed. A delete written after the read started (after the mark) can be: a cursor
- * before the newest pruned delete, when that delete lies after the cursor's mark, is refused.
- * Pruning takes deletes oldest first, so the newest pruned one is the last a cursor could miss.
- * A cursor of the older format (no mark) is read with the mark at the beginning: the old rule.
+ * carries its read's mark, where the feed stood when the read started from the beginning (its
+ * head, or its newest pruned delete if later). Every delete at or before the mark was written
+ * before that first page, so the article it took down was already out of the feed (compaction)
+ * and the reader never had it: pruned, it cannot be missed. A delete written after the read
+ * started (after the mark) can be: a cursor before the newest pruned delete, when that delete
+ * lies after the cursor's mark, is refused. Pruning takes deletes oldest first, so the newest
+ * pruned one is the last a cursor could miss. A cursor of the older format (no mark) is read
+ * with the mark at the beginning: the old rule.
  */
 
 /** A pending mark older than this was left by a worker that died before committing. */
@@ -89,6 +90,7 @@ function decodeCursor(cursor: string, state: FeedStateView, now: number): FeedCu
 }
 
 const compare = (a: FeedPosition, b: FeedPosition) => a.ms - b.ms || a.seq - b.seq;
+const latest = (a: FeedPosition, b: FeedPosition) => (compare(a, b) >= 0 ? a : b);
 
 /** How far in time a read at `now` may see: held back to a sync's pending mark, if any. */
 function boundOf(state: FeedStateView, now: number): number {
@@ -118,8 +120,9 @@ export function readChanges(
   return consistentRead(session.db, () => {
     const state = stateOf(session, query.locale);
     const bound = boundOf(state, query.now);
-    // A read from the beginning is marked with the head it starts from (see the top of this file).
-    const from = query.since === undefined ? { position: BEGINNING, mark: feedHead(session.db, query.locale, bound) } : decodeCursor(query.since, state, query.now);
+    // A read from the beginning is marked with where the feed stood when it started (see the
+    // top of this file): its head, or the newest pruned delete when that was the newest row.
+    const from = query.since === undefined ? { position: BEGINNING, mark: latest(feedHead(session.db, query.locale, bound), state.pruned) } : decodeCursor(query.since, state, query.now);
     const after = from.position;
     const rows = feedEntriesAfter(session.db, query.locale, after, bound, query.limit + 1);
     const hasMore = rows.length > query.limit;
