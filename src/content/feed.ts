@@ -17,6 +17,16 @@ import type { Locale } from '../locale.js';
  * pending mark P <= T (sync/run-sync.ts). A read that sees the mark stops at P; a read that
  * does not see it took `now` before the mark's commit, so before T. Either way every position
  * a reader hands out sorts before the sync's rows, which get higher seqs than any before.
+ *
+ * Why a cursor after a pruning is refused only when it could have missed a delete: a cursor
+ * carries its read's mark, where the feed stood when the read started from the beginning (its
+ * head, or its newest pruned delete if later). Every delete at or before the mark was written
+ * before that first page, so the article it took down was already out of the feed (compaction)
+ * and the reader never had it: pruned, it cannot be missed. A delete written after the read
+ * started (after the mark) can be: a cursor before the newest pruned delete, when that delete
+ * lies after the cursor's mark, is refused. Pruning takes deletes oldest first, so the newest
+ * pruned one is the last a cursor could miss. A cursor of the older format (no mark) is read
+ * with the mark at the beginning: the old rule.
  */
 
 /** A pending mark older than this was left by a worker that died before committing. */
@@ -24,7 +34,9 @@ const PENDING_TTL_MS = 10 * 60_000;
 const BEGINNING: FeedPosition = { ms: -1, seq: 0 };
 /** How far ahead of this host's clock another API host's may run (they share NTP). */
 const MAX_CLOCK_AHEAD_MS = 86_400_000;
-const CURSOR = /^c_([0-9a-z]{8})_([0-9a-z]{1,11})_([0-9a-z]{1,11})$/;
+// c_<epoch>_<ms>_<seq>_<mark ms>_<mark seq>, base 36; cursors handed out before the mark
+// existed end at <seq> and stay valid.
+const CURSOR = /^c_([0-9a-z]{8})_([0-9a-z]{1,11})_([0-9a-z]{1,11})(?:_([0-9a-z]{1,11})_([0-9a-z]{1,11}))?$/;
 const INVALID = 'since is not a cursor this feed can continue from (malformed, from another snapshot, older than the retained history, or dated in the future); read the feed again without since and rebuild your copy from it.';
 
 export interface FeedChange {
@@ -48,25 +60,37 @@ export interface FeedPage {
   asOf: number;
 }
 
-export function encodeCursor(epoch: string, position: FeedPosition): string {
-  return `c_${epoch}_${Math.max(0, position.ms).toString(36)}_${position.seq.toString(36)}`;
+/** Where a read is, and its mark: the head of the feed when the read started from the beginning. */
+export interface FeedCursor {
+  position: FeedPosition;
+  mark: FeedPosition;
 }
 
-function decodeCursor(cursor: string, state: FeedStateView, now: number): FeedPosition {
+export function encodeCursor(epoch: string, cursor: FeedCursor): string {
+  const { position, mark } = cursor;
+  return `c_${epoch}_${Math.max(0, position.ms).toString(36)}_${position.seq.toString(36)}_${Math.max(0, mark.ms).toString(36)}_${mark.seq.toString(36)}`;
+}
+
+function decodeCursor(cursor: string, state: FeedStateView, now: number): FeedCursor {
   const m = CURSOR.exec(cursor);
   if (!m || m[1] !== state.epoch) throw new InvalidCursorError(INVALID);
   const position = { ms: parseInt(m[2]!, 36), seq: parseInt(m[3]!, 36) };
-  // A delete after this position was pruned: continuing would miss it.
-  if (compare(position, state.pruned) < 0) throw new InvalidCursorError(INVALID);
+  const mark = m[4] === undefined ? BEGINNING : { ms: parseInt(m[4], 36), seq: parseInt(m[5]!, 36) };
+  // The newest pruned delete was written after this read started and lies after its position:
+  // continuing would miss it (and maybe older pruned ones).
+  if (compare(position, state.pruned) < 0 && compare(mark, state.pruned) < 0) throw new InvalidCursorError(INVALID);
   // A cursor's time is at most its reader's clock: one far ahead of ours (a damaged or made-up
   // cursor) would be answered with nothing for ever. Not checked against the rows this copy
   // holds: a replica one commit behind, or a scheduled row taken back, legitimately leaves a
   // cursor past them.
-  if (position.ms > now + MAX_CLOCK_AHEAD_MS) throw new InvalidCursorError(INVALID);
-  return position;
+  if (position.ms > now + MAX_CLOCK_AHEAD_MS || mark.ms > now + MAX_CLOCK_AHEAD_MS) throw new InvalidCursorError(INVALID);
+  // A cursor of the older format was accepted, so it is at or after every pruned delete: the
+  // newest pruned position is a mark that keeps the same rule for what it is handed next.
+  return { position, mark: m[4] === undefined ? state.pruned : mark };
 }
 
 const compare = (a: FeedPosition, b: FeedPosition) => a.ms - b.ms || a.seq - b.seq;
+const latest = (a: FeedPosition, b: FeedPosition) => (compare(a, b) >= 0 ? a : b);
 
 /** How far in time a read at `now` may see: held back to a sync's pending mark, if any. */
 function boundOf(state: FeedStateView, now: number): number {
@@ -95,8 +119,11 @@ export function readChanges(
 ): FeedPage {
   return consistentRead(session.db, () => {
     const state = stateOf(session, query.locale);
-    const after = query.since === undefined ? BEGINNING : decodeCursor(query.since, state, query.now);
     const bound = boundOf(state, query.now);
+    // A read from the beginning is marked with where the feed stood when it started (see the
+    // top of this file): its head, or the newest pruned delete when that was the newest row.
+    const from = query.since === undefined ? { position: BEGINNING, mark: latest(feedHead(session.db, query.locale, bound), state.pruned) } : decodeCursor(query.since, state, query.now);
+    const after = from.position;
     const rows = feedEntriesAfter(session.db, query.locale, after, bound, query.limit + 1);
     const hasMore = rows.length > query.limit;
     const page = rows.slice(0, query.limit);
@@ -116,7 +143,7 @@ export function readChanges(
         ? { type: 'upsert', slug: row.slug, changedAtMs: row.effective_ms, article: row.article }
         : { type: 'delete', slug: row.slug, changedAtMs: row.effective_ms },
     );
-    return { changes, next: encodeCursor(state.epoch, next), hasMore, heldBack: bound < query.now, asOf: bound };
+    return { changes, next: encodeCursor(state.epoch, { position: next, mark: from.mark }), hasMore, heldBack: bound < query.now, asOf: bound };
   });
 }
 

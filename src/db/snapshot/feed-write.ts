@@ -39,7 +39,7 @@ interface Statements {
   insert: Database.Statement<[string, string, number, Kind, string | null]>;
   scan: Database.Statement<[string, string], ScanRow>;
   prunable: Database.Statement<[string, number], { seq: number; effective_ms: number }>;
-  setPruned: Database.Statement<[number, number, string]>;
+  setPruned: Database.Statement<[number, number, string, number, number]>;
 }
 
 const prepared = statementsFor(
@@ -72,7 +72,9 @@ const prepared = statementsFor(
       `SELECT seq, effective_ms FROM feed_entries WHERE kind = 'delete' AND locale = ? AND effective_ms < ? ORDER BY effective_ms, seq`,
     ),
     setPruned: sqlite.prepare(
-      `UPDATE feed_state SET pruned_ms = ?, pruned_seq = ? WHERE locale = ?`,
+      // Only ever forward: a cursor's mark is compared with the newest pruned position, which
+      // a clock set back past the retention period must not move back.
+      `UPDATE feed_state SET pruned_ms = ?, pruned_seq = ? WHERE locale = ? AND (pruned_ms, pruned_seq) < (?, ?)`,
     ),
   }),
 );
@@ -213,7 +215,8 @@ function desiredState(row: Desired | undefined): DesiredState | undefined {
 
 /**
  * Prunes deletes that took effect before `beforeMs` and remembers the newest pruned position:
- * a cursor before it may have missed a delete and is refused. Returns the rows pruned.
+ * a cursor before it, from a read that started before that delete was written, may have missed
+ * a delete and is refused (src/content/feed.ts). Returns the rows pruned.
  */
 export function pruneFeedDeletes(db: Db, locale: Locale, beforeMs: number): number {
   const s = prepared(db);
@@ -221,6 +224,6 @@ export function pruneFeedDeletes(db: Db, locale: Locale, beforeMs: number): numb
   const last = rows.at(-1);
   if (!last) return 0;
   for (const row of rows) s.deleteRow.run(row.seq);
-  s.setPruned.run(last.effective_ms, last.seq, locale);
+  s.setPruned.run(last.effective_ms, last.seq, locale, last.effective_ms, last.seq);
   return rows.length;
 }

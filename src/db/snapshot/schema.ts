@@ -145,7 +145,8 @@ export const feedEntries = sqliteTable(
  * One row per locale whose feed has been built. `epoch` names this feed (a rebuilt snapshot
  * gets a new one, so older cursors are refused); `pending_ms` is set while a sync is about to
  * commit (readers hold scheduled entries back to it, see src/content/feed.ts); `pruned_*` is
- * the newest position whose delete was pruned (older cursors are refused).
+ * the newest position whose delete was pruned (a cursor before it, from a read that started
+ * before that delete was written, is refused: src/content/feed.ts).
  */
 export const feedState = sqliteTable('feed_state', {
   locale: text('locale').primaryKey(),
