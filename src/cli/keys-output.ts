@@ -2,6 +2,7 @@ import type { ImportResult } from '../keys/open.js';
 import type { KeyMention, RestoreResult } from '../keys/backup.js';
 import type { CreatedKey, KeySummary } from '../keys/manage.js';
 import { printableName } from '../keys/partner-name.js';
+import { describeScope } from '../keys/scope.js';
 
 /*
  * What the keys CLI prints for people. Scripts use --json, which prints the same objects
@@ -14,7 +15,7 @@ const rate = (k: { rate_limit_per_minute: number | null }) =>
 
 export function keyTable(keys: KeySummary[]): string[] {
   const rows = [
-    ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED'],
+    ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED', 'SCOPE'],
     ...keys.map((k) => [
       String(k.id),
       printableName(k.partner),
@@ -25,6 +26,7 @@ export function keyTable(keys: KeySummary[]): string[] {
       k.last_used_at ?? '-',
       rate(k),
       k.revoked_at ?? '-',
+      describeScope(k.locales, k.sections),
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
@@ -53,6 +55,7 @@ export function createdLines(created: CreatedKey, verb = 'Created'): string[] {
   const terms = [
     created.expires_at ? `expires ${created.expires_at}` : 'never expires',
     `rate ${rate(created)}`,
+    ...(created.locales || created.sections ? [`scope: ${describeScope(created.locales, created.sections)}`] : []),
   ];
   return [
     `${verb} key ${created.id} for ${printableName(created.partner)} (${created.created_at}; ${terms.join(', ')}):`,
@@ -96,3 +99,7 @@ export function restoredLines(path: string, result: RestoreResult): string[] {
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 const mentioned = (k: KeyMention) => `key ${k.id} (${printableName(k.partner)}, ${k.prefix}…)`;
+
+export function scopeLine(key: KeySummary): string {
+  return `Key ${key.id} (${printableName(key.partner)}, ${key.prefix}…) now sees ${describeScope(key.locales, key.sections) === 'all' ? 'everything' : describeScope(key.locales, key.sections)}, from the API's next request.`;
+}
