@@ -3,6 +3,7 @@ import type { SearchEngine } from '../search/engine.js';
 import type { Locale } from '../locale.js';
 import { hydrate, type ArticlePage } from './articles.js';
 import type { LocaleView } from './locale-view.js';
+import { allowsSection, type KeyScope } from '../keys/scope.js';
 
 export interface SearchParams {
   locale: Locale;
@@ -13,6 +14,8 @@ export interface SearchParams {
   now: number;
   /** The partner's key id: search capacity is shared out by key. */
   keyId?: number | undefined;
+  /** The key's scope: hits and totals hold only its sections. */
+  scope?: KeyScope | null | undefined;
 }
 
 /**
@@ -44,6 +47,9 @@ export async function searchArticles(
   params: SearchParams,
   maxDepth = MAX_SEARCH_DEPTH,
 ): Promise<ArticlePage> {
+  const within = params.scope?.sections ?? undefined;
+  // A section outside the key's scope does not exist for it: no hits, whatever the engine.
+  if (params.section !== undefined && !allowsSection(params.scope, params.section)) return { articles: [], total: 0 };
   const offset = (params.page - 1) * params.limit;
   // Past the depth cap the engine is asked for the total only (no hits to rank).
   const beyond = offset >= maxDepth;
@@ -53,8 +59,9 @@ export async function searchArticles(
     page: beyond ? 1 : params.page,
     limit: beyond ? 0 : params.limit,
     section: params.section,
-    activeSections: view.sectionSlugs,
-    exposure: view.exposure(params.now, params.section),
+    activeSections: within === undefined ? view.sectionSlugs : view.sectionSlugs.filter((s) => within.includes(s)),
+    within,
+    exposure: view.exposure(params.now, params.section, within),
     contentTag: view.contentTag(params.now),
   });
   const ids = hits.ids.slice(0, Math.max(0, maxDepth - offset));

@@ -1,5 +1,5 @@
 import { isLocale, LOCALES, type Locale } from '../locale.js';
-import { UsageError } from '../errors.js';
+import { LocaleNotAllowedError, UsageError } from '../errors.js';
 
 /*
  * What a key may see (the contract's "key scopes"): some locales and some sections, each
@@ -88,6 +88,11 @@ export function makeScope(
 /** Whether the scope lets the key use the locale (every locale without a scope). */
 export function allowsLocale(scope: KeyScope | null | undefined, locale: Locale): boolean {
   return !scope?.locales || scope.locales.includes(locale);
+}
+
+/** Throws the 403 locale_not_allowed, naming the locales the key may use, for a locale outside its scope. */
+export function assertLocaleAllowed(scope: KeyScope | null | undefined, locale: Locale): void {
+  if (!allowsLocale(scope, locale)) throw new LocaleNotAllowedError(locale, scope!.locales!);
 }
 
 /** Whether an article of `section` is in the scope. */

@@ -13,6 +13,11 @@ export interface SearchQuery {
   section: string | undefined;
   /** Slugs of the locale's active sections: nothing outside them may be returned. */
   activeSections: readonly string[];
+  /**
+   * The sections of the key's scope, when it has one (already taken out of activeSections
+   * and exposure): engines that filter by themselves, or cache, must follow it too.
+   */
+  within?: readonly string[] | undefined;
   exposure: ExposureIndex;
   page: number;
   limit: number;

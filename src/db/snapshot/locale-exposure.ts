@@ -80,20 +80,31 @@ export class LocaleExposure {
     return this.all.start(now);
   }
 
-  /** Which articles are exposed at `now` (in `section`, if given: unknown or inactive ones match nothing). */
-  exposure(now: number, section: string | undefined): ExposureIndex {
+  /**
+   * Which articles are exposed at `now` (in `section`, if given: unknown or inactive ones match
+   * nothing), and among `within` when given (a key's scope: only articles of these sections).
+   */
+  exposure(now: number, section: string | undefined, within?: readonly string[]): ExposureIndex {
     const start = this.start(now);
     const wanted = section === undefined ? -1 : this.sectionSlugs.indexOf(section);
     if (section !== undefined && wanted === -1) return { rank: () => -1 };
+    if (within !== undefined && section !== undefined && !within.includes(section)) return { rank: () => -1 };
     const { positions, sectionAt } = this;
+    const allowed = within === undefined || section !== undefined ? undefined : this.sectionMask(within);
     return {
       ordered: this.all.ids,
       rank(id: number): number {
         const position = (positions[id] ?? 0) - 1;
         if (position < start) return -1;
+        if (allowed !== undefined) return allowed[sectionAt[position]!] === 1 ? position : -1;
         return wanted === -1 || sectionAt[position] === wanted ? position : -1;
       },
     };
+  }
+
+  /** For each section of `sections` (by index), 1 when its slug is in `slugs`. */
+  sectionMask(slugs: readonly string[]): Uint8Array {
+    return Uint8Array.from(this.sectionSlugs, (slug) => (slugs.includes(slug) ? 1 : 0));
   }
 
   /**

@@ -65,14 +65,16 @@ export function createFastPath(deps: FastPathDeps): FastPath {
     try {
       const session = checkKey(req, res, deps);
       const now = clock();
+      // The key's scope names the cached answer (src/http/fast/cacheable.ts), as in the route.
+      const scope = context.key?.scope;
       const resolved =
         route === ROUTES.articles
-          ? resolveList(req, session, catalog, now)
+          ? resolveList(req, session, catalog, now, scope)
           : route === ROUTES.categories
-            ? resolveCategories(req, session, catalog, now)
+            ? resolveCategories(req, session, catalog, now, scope)
             : route === ROUTES.changes
-              ? resolveChanges(req, session, catalog, now)
-              : resolveDetail(req, slugOf(req.url!), session, catalog, now);
+              ? resolveChanges(req, session, catalog, now, scope)
+              : resolveDetail(req, slugOf(req.url!), session, catalog, now, scope);
       const rep = cache.hit(resolved.key);
       if (!rep) return false;
       context.fastPath = true;

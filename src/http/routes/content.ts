@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import { readChanges } from '../../content/feed.js';
+import { readScopedChanges } from '../../content/scoped-feed.js';
+import { assertLocaleAllowed, scopeKey } from '../../keys/scope.js';
 import type { Catalog } from '../../content/catalog.js';
 import { getArticleOrFail, hydrate, listArticles, listSections, type ArticlePage } from '../../content/articles.js';
 import { reachablePages, searchArticles } from '../../content/search.js';
@@ -37,9 +39,10 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
   router.get(ROUTES.articles.path, (req, res) => {
     const session = sessionOf(res);
     const now = clock();
-    const { q, view, key } = resolveList(req, session, catalog, now);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveList(req, session, catalog, now, scope);
     const rep = cache.remember(key, () => {
-      const result = listArticles(session, view, { section: q.section, page: q.page, limit: q.limit, now, updatedSinceMs: q.updated_since });
+      const result = listArticles(session, view, { section: q.section, page: q.page, limit: q.limit, now, updatedSinceMs: q.updated_since, scope });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
       return represent({ data: result.articles.map(toArticle), meta }, { page: meta.page, pages: meta.pages });
     });
@@ -50,18 +53,20 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const slug = req.params.slug as string;
     const session = sessionOf(res);
     const now = clock();
-    const { q, view, key } = resolveDetail(req, slug, session, catalog, now);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveDetail(req, slug, session, catalog, now, scope);
     const rep = cache.remember(key, () => {
-      return represent({ data: toArticleDetail(getArticleOrFail(session, q.locale, slug, now)) });
+      return represent({ data: toArticleDetail(getArticleOrFail(session, q.locale, slug, now, scope)) });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
   router.get(ROUTES.categories.path, (req, res) => {
     const now = clock();
-    const { q, view, key } = resolveCategories(req, sessionOf(res), catalog, now);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveCategories(req, sessionOf(res), catalog, now, scope);
     const rep = cache.remember(key, () => {
-      const sections = listSections(view, now);
+      const sections = listSections(view, now, scope);
       return represent({ data: sections.map(toSection), meta: { total: sections.length, locale: q.locale } });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
@@ -70,13 +75,16 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
   router.get(ROUTES.changes.path, (req, res) => {
     const session = sessionOf(res);
     const now = clock();
-    const { q, view, key } = resolveChanges(req, session, catalog, now);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveChanges(req, session, catalog, now, scope);
     // A page held back to a sync's pending mark is dated at the mark: dated `now`, it would
     // count a scheduled article it leaves out, and a partner revalidating by date would get a
     // 304 for the page that has it.
     let asOf = now;
     const rep = cache.remember(key, () => {
-      const page = readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
+      const page = scope
+        ? readScopedChanges(session, view, scope, { locale: q.locale, since: q.since, limit: q.limit, now })
+        : readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
       asOf = page.asOf;
       return represent(
         {
@@ -94,18 +102,20 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
 
   router.get(ROUTES.search.path, async (req, res) => {
     const q = parseQuery(req, searchQuery);
+    const scope = contextOf(res).key?.scope;
+    assertLocaleAllowed(scope, q.locale);
     const now = clock();
     const view = catalog.view(sessionOf(res), q.locale);
     const make = async (): Promise<Representation> => {
       // The key checked by requireApiKey: admission control shares search out by key.
-      const result = await searchArticles(store, view, engine, { ...q, now, keyId: contextOf(res).key?.id });
+      const result = await searchArticles(store, view, engine, { ...q, now, keyId: contextOf(res).key?.id, scope });
       return searchRepresentation(result, q);
     };
     // An external engine can change without the snapshot changing: only the embedded one's
     // results may be cached by the snapshot's content tag.
     const rep = engine.followsSnapshot
       ? await cache.rememberAsync(
-          `search|${q.locale}|${q.page}|${q.limit}|${q.highlight}|${view.contentTag(now)}|${JSON.stringify([q.section ?? null, q.q])}`,
+          `search|${q.locale}|${q.page}|${q.limit}|${q.highlight}|${view.contentTag(now)}|${JSON.stringify([q.section ?? null, q.q])}${scopeKey(scope)}`,
           make,
         )
       : await make();

@@ -66,10 +66,15 @@ export class RankedSearch {
     this.terms = new TermSets(options.termBytes);
   }
 
-  page(db: Db, q: { q: string; section: string | undefined; contentTag: string; page: number; limit: number }, exposure: ExposureIndex): SearchPage {
+  page(
+    db: Db,
+    q: { q: string; section: string | undefined; within?: readonly string[] | undefined; contentTag: string; page: number; limit: number },
+    exposure: ExposureIndex,
+  ): SearchPage {
     const { words } = normalizeQuery(q.q);
     if (words.length === 0) return { ids: [], total: 0 };
-    const key = JSON.stringify([q.contentTag, q.section ?? null, words]);
+    // A key's scope changes the list: its sections are part of the key (none: as before scopes).
+    const key = JSON.stringify(q.within === undefined ? [q.contentTag, q.section ?? null, words] : [q.contentTag, q.section ?? null, words, q.within]);
     const from = (q.page - 1) * q.limit;
     let kept = this.ranked.get(key);
     // A page past the kept prefix is ranked again, and the longer prefix kept.

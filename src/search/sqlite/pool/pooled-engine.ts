@@ -20,8 +20,8 @@ export class PooledSqliteEngine implements SearchEngine {
   }
 
   search(_session: StoreSession, query: SearchQuery): Promise<SearchPage> {
-    const { locale, q, section, page, limit, now } = query;
-    return this.pool.run({ locale, q, section, page, limit, now }, query.signal);
+    const { locale, q, section, within, page, limit, now } = query;
+    return this.pool.run({ locale, q, section, within, page, limit, now }, query.signal);
   }
 
   async health(): Promise<EngineHealth> {
