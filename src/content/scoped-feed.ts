@@ -23,13 +23,18 @@ import type { LocaleView } from './locale-view.js';
  *   id order and paged like the rest (`<cursor>.s<v>-<w>-<last id>` while doing so), then the
  *   feed after the cursor. Articles whose feed state moved after the cursor are sent by the
  *   feed itself, at their current state: each slug once.
+ * - Should the scope change again while a change is being sent, the copy follows one version
+ *   below the last id sent and another above it: rather than a cursor naming ever more
+ *   versions, every exposed article is sent again (`<cursor>.r<w>-<last id>`: upserts in the
+ *   scope, deletes outside it), paged like the rest. Rare (two scope changes within one
+ *   partner's read), and it keeps every cursor to at most three numbers.
  * - The versions live in the keys database (key_scope_changes), never pruned, so a cursor of
  *   any age, a restart, or a key created after the changes read the same way. A cursor naming
  *   a version the key never had (another key's, or the keys database restored from an older
  *   backup) is invalid_cursor: the partner rebuilds its copy from the beginning.
  */
 
-const SUFFIX = /^(.+)\.s([0-9a-z]{1,8})(?:-([0-9a-z]{1,8})-([0-9a-z]{1,11}))?$/;
+const SUFFIX = /^(.+)\.(?:s([0-9a-z]{1,8})(?:-([0-9a-z]{1,8})-([0-9a-z]{1,11}))?|r([0-9a-z]{1,8})-([0-9a-z]{1,11}))$/;
 const INVALID =
   'since is not a cursor this feed can continue from for this API key (a cursor of another key, or from before the keys were restored); read the feed again without since and rebuild your copy from it.';
 /** Rows read at once while collecting the slugs the feed itself will send. */
@@ -41,8 +46,11 @@ type Sections = readonly string[] | null;
 
 interface ScopedCursor {
   base: string;
-  /** The scope version the partner's copy follows (for ids above `after` while diffing). */
-  from: number;
+  /**
+   * The scope version the partner's copy follows (for ids above `after` while diffing), or
+   * `unknown` while every article is being sent again.
+   */
+  from: number | 'unknown';
   /** While sending a scope change: its target version and the last article id sent. */
   diff?: { to: number; after: number };
 }
@@ -59,9 +67,11 @@ function parse(since: string, scope: KeyScope): ScopedCursor {
   const m = SUFFIX.exec(since);
   // A cursor from before the key had a scope (or an unscoped answer's): its copy followed everything.
   if (!m) return { base: since, from: 0 };
-  const cursor: ScopedCursor = { base: m[1]!, from: parseInt(m[2]!, 36) };
-  if (m[3] !== undefined) cursor.diff = { to: parseInt(m[3], 36), after: parseInt(m[4]!, 36) };
-  sectionsAt(scope, cursor.from);
+  const cursor: ScopedCursor =
+    m[5] !== undefined
+      ? { base: m[1]!, from: 'unknown', diff: { to: parseInt(m[5], 36), after: parseInt(m[6]!, 36) } }
+      : { base: m[1]!, from: parseInt(m[2]!, 36), ...(m[3] !== undefined && { diff: { to: parseInt(m[3], 36), after: parseInt(m[4]!, 36) } }) };
+  if (cursor.from !== 'unknown') sectionsAt(scope, cursor.from);
   if (cursor.diff) sectionsAt(scope, cursor.diff.to);
   return cursor;
 }
@@ -94,22 +104,16 @@ export function readScopedChanges(
   const settled = !cursor.diff && cursor.from === scope.version;
   if (settled) return fromFeed(session, query, cursor.base, current, scope.version, false, [], new Set());
 
-  // The scope changed after the cursor: what the partner's copy holds of each article whose
-  // feed state has not moved since, by the scope it followed.
-  const old = sectionsAt(scope, cursor.from);
-  let held: (id: number, section: string) => boolean = (_id, section) => inSections(old, section);
+  // The scope changed after the cursor: whether the partner's copy holds each article whose
+  // feed state has not moved since, by the scope it followed (undefined: not known).
+  let from = cursor.from;
   let after = 0;
-  let room = query.limit;
   if (cursor.diff && cursor.diff.to === scope.version) after = cursor.diff.after;
-  else if (cursor.diff) {
-    // Changed again while a change was being sent: the copy follows one version up to the
-    // last id sent and the other above it. Sent whole in this page (a rare case), so that no
-    // cursor has to name three versions.
-    const { to, after: upTo } = cursor.diff;
-    const mid = sectionsAt(scope, to);
-    held = (id, section) => inSections(id <= upTo ? mid : old, section);
-    room = Number.POSITIVE_INFINITY;
-  }
+  // Changed again while a change was being sent: every article is sent again (see above).
+  else if (cursor.diff) from = 'unknown';
+  const old = from === 'unknown' ? undefined : sectionsAt(scope, from);
+  const differs = (section: string): boolean => old === undefined || inSections(old, section) !== inSections(current, section);
+  const room = query.limit;
 
   // The slugs the feed will send itself (their state moved after the cursor).
   const moved = new Set<string>();
@@ -127,7 +131,7 @@ export function readScopedChanges(
     const id = ids[i]!;
     if (id <= after) continue;
     const section = view.sectionOf(id);
-    if (section !== undefined && held(id, section) !== inSections(current, section)) candidates.push(id);
+    if (section !== undefined && differs(section)) candidates.push(id);
   }
   candidates.sort((a, b) => a - b);
 
@@ -151,7 +155,8 @@ export function readScopedChanges(
     if (batch.length > 0) last = Math.max(last, batch.at(-1)!);
   }
   if (i < candidates.length) {
-    const next = `${cursor.base}.s${cursor.from.toString(36)}-${scope.version.toString(36)}-${last.toString(36)}`;
+    const to = `${scope.version.toString(36)}-${last.toString(36)}`;
+    const next = from === 'unknown' ? `${cursor.base}.r${to}` : `${cursor.base}.s${from.toString(36)}-${to}`;
     return { changes, next, hasMore: true, heldBack: scan.heldBack, asOf: scan.asOf };
   }
   if (changes.length >= query.limit) {
