@@ -14,8 +14,9 @@ const rate = (k: { rate_limit_per_minute: number | null }) =>
   k.rate_limit_per_minute === null ? 'default' : `${k.rate_limit_per_minute}/min`;
 
 export function keyTable(keys: KeySummary[]): string[] {
+  const scoped = keys.some((k) => k.locales !== undefined);
   const rows = [
-    ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED', 'SCOPE'],
+    ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED', ...(scoped ? ['SCOPE'] : [])],
     ...keys.map((k) => [
       String(k.id),
       printableName(k.partner),
@@ -26,7 +27,8 @@ export function keyTable(keys: KeySummary[]): string[] {
       k.last_used_at ?? '-',
       rate(k),
       k.revoked_at ?? '-',
-      describeScope(k.locales, k.sections),
+      // Shown once some key has a scope: until then the table is the one editors know.
+      ...(scoped ? [describeScope(k.locales ?? null, k.sections ?? null)] : []),
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
@@ -55,7 +57,7 @@ export function createdLines(created: CreatedKey, verb = 'Created'): string[] {
   const terms = [
     created.expires_at ? `expires ${created.expires_at}` : 'never expires',
     `rate ${rate(created)}`,
-    ...(created.locales || created.sections ? [`scope: ${describeScope(created.locales, created.sections)}`] : []),
+    ...(created.locales !== undefined ? [`scope: ${describeScope(created.locales, created.sections ?? null)}`] : []),
   ];
   return [
     `${verb} key ${created.id} for ${printableName(created.partner)} (${created.created_at}; ${terms.join(', ')}):`,
@@ -101,5 +103,6 @@ const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 const mentioned = (k: KeyMention) => `key ${k.id} (${printableName(k.partner)}, ${k.prefix}…)`;
 
 export function scopeLine(key: KeySummary): string {
-  return `Key ${key.id} (${printableName(key.partner)}, ${key.prefix}…) now sees ${describeScope(key.locales, key.sections) === 'all' ? 'everything' : describeScope(key.locales, key.sections)}, from the API's next request.`;
+  const scope = describeScope(key.locales ?? null, key.sections ?? null);
+  return `Key ${key.id} (${printableName(key.partner)}, ${key.prefix}…) now sees ${scope === 'all' ? 'everything' : scope}, from the API's next request.`;
 }

@@ -17,9 +17,12 @@ export interface CreatedKey {
   created_at: string;
   expires_at: string | null;
   rate_limit_per_minute: number | null;
-  /** The key's locales and sections; null = all (a key without a scope sees everything). */
-  locales: string[] | null;
-  sections: string[] | null;
+  /**
+   * The key's locales and sections (null = all); only on a key created with a scope, so that
+   * what the CLI prints for other keys is what it printed before scopes.
+   */
+  locales?: string[] | null;
+  sections?: string[] | null;
 }
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
@@ -37,11 +40,9 @@ export interface KeySummary {
   rate_limit_per_minute: number | null;
   /** The key created by `rotate` to replace this one. */
   replaced_by: number | null;
-  /** The key's locales and sections; null = all. */
-  locales: string[] | null;
-  sections: string[] | null;
-  /** How many times its scope was set (0: never, it sees everything). */
-  scope_version: number;
+  /** The key's locales and sections (null = all); only on a key that has or had a scope (see CreatedKey). */
+  locales?: string[] | null;
+  sections?: string[] | null;
 }
 
 export interface KeyOptions {
@@ -181,6 +182,11 @@ function mustGet(db: KeysDb, id: number): KeyRow {
   return row;
 }
 
+/** `locales` and `sections` of a key that has (or had) a scope; nothing for a key that never had one. */
+function scopeFields(row: KeyRow): Pick<KeySummary, 'locales' | 'sections'> {
+  return row.scopeVersion === 0 ? {} : { locales: splitScope(row.scopeLocales), sections: splitScope(row.scopeSections) };
+}
+
 function created(row: KeyRow, key: string): CreatedKey {
   return {
     id: row.id,
@@ -189,8 +195,7 @@ function created(row: KeyRow, key: string): CreatedKey {
     created_at: row.createdAt,
     expires_at: row.expiresAt,
     rate_limit_per_minute: row.rateLimitPerMinute,
-    locales: splitScope(row.scopeLocales),
-    sections: splitScope(row.scopeSections),
+    ...scopeFields(row),
   };
 }
 
@@ -207,8 +212,6 @@ function summary(row: KeyRow, now: string): KeySummary {
     last_used_at: row.lastUsedAt,
     rate_limit_per_minute: row.rateLimitPerMinute,
     replaced_by: row.replacedBy,
-    locales: splitScope(row.scopeLocales),
-    sections: splitScope(row.scopeSections),
-    scope_version: row.scopeVersion,
+    ...scopeFields(row),
   };
 }

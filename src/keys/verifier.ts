@@ -101,20 +101,23 @@ export class KeyVerifier {
   private refresh(session: KeysSession): void {
     if (session.generation === this.generation) return;
     const next = new Map<string, KnownKey>();
+    // The keys and their scopes' history from one read transaction: a key's scope version is
+    // always in the history read with it.
+    const { records, changes } = session.read((db) => db.$client.transaction(() => ({ records: keyRecords(db), changes: scopeHistory(db) }))());
     const histories = new Map<number, Map<number, readonly string[] | null>>();
-    for (const change of session.read(scopeHistory)) {
+    for (const change of changes) {
       let history = histories.get(change.keyId);
       if (!history) histories.set(change.keyId, (history = new Map()));
       history.set(change.version, splitScope(change.sections));
     }
-    for (const row of session.read(keyRecords)) {
+    for (const row of records) {
       const scope = makeScope(row.scopeLocales, row.scopeSections, row.scopeVersion, histories.get(row.id) ?? new Map());
       next.set(row.hash, {
         id: row.id,
         revoked: row.revokedAt !== null,
         expiresAt: row.expiresAt === null ? Infinity : Date.parse(row.expiresAt),
         rateLimitPerMinute: row.rateLimitPerMinute,
-        verified: Object.freeze({ id: row.id, rateLimitPerMinute: row.rateLimitPerMinute, scope }),
+        verified: Object.freeze(scope ? { id: row.id, rateLimitPerMinute: row.rateLimitPerMinute, scope } : { id: row.id, rateLimitPerMinute: row.rateLimitPerMinute }),
       });
     }
     this.byHash = next;
