@@ -33,7 +33,7 @@ export type OperationId = (typeof OPERATION_IDS)[number];
 export type ErrorScope = 'keyed' | 'any' | 'server' | 'fault' | readonly OperationId[];
 
 export interface ErrorCodeSpec {
-  status: 400 | 401 | 404 | 405 | 408 | 417 | 431 | 500 | 503;
+  status: 400 | 401 | 403 | 404 | 405 | 408 | 417 | 431 | 500 | 503;
   /** When it is answered, for the partner: one or two sentences in Markdown. */
   when: string;
   from: ErrorScope;
@@ -88,6 +88,14 @@ export const ERROR_CATALOGUE = {
     when: 'The key passed the expiry date the editors gave it, or the overlap of its rotation ended: use your new key.',
     from: 'keyed',
     example: { message: 'This API key has expired; ask the editors for a new one.' },
+  },
+  locale_not_allowed: {
+    status: 403,
+    when:
+      "The key's scope does not include this locale (the editors license locales per key); the message names the locales it may use. " +
+      'Ask the editors to widen the scope.',
+    from: ['listArticles', 'getArticle', 'listCategories', 'searchArticles', 'listChanges'],
+    example: { message: 'This API key may not read locale en; it may use: zh.', param: 'locale' },
   },
   not_found: {
     status: 404,

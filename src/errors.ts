@@ -35,6 +35,13 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** A locale outside the key's scope: the message names the locales it may use. */
+export class LocaleNotAllowedError extends AppError {
+  constructor(locale: string, allowed: readonly string[]) {
+    super('locale_not_allowed', `This API key may not read locale ${locale}; it may use: ${allowed.join(', ')}.`, { param: 'locale' });
+  }
+}
+
 export class MethodNotAllowedError extends AppError {
   constructor(method: string) {
     super('method_not_allowed', `Method ${method} is not supported: this API is read-only, use GET or HEAD.`, {}, {

@@ -2,6 +2,7 @@ import type { ImportResult } from '../keys/open.js';
 import type { KeyMention, RestoreResult } from '../keys/backup.js';
 import type { CreatedKey, KeySummary } from '../keys/manage.js';
 import { printableName } from '../keys/partner-name.js';
+import { describeScope } from '../keys/scope.js';
 
 /*
  * What the keys CLI prints for people. Scripts use --json, which prints the same objects
@@ -13,8 +14,9 @@ const rate = (k: { rate_limit_per_minute: number | null }) =>
   k.rate_limit_per_minute === null ? 'default' : `${k.rate_limit_per_minute}/min`;
 
 export function keyTable(keys: KeySummary[]): string[] {
+  const scoped = keys.some((k) => k.locales !== undefined);
   const rows = [
-    ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED'],
+    ['ID', 'PARTNER', 'PREFIX', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'RATE', 'REVOKED', ...(scoped ? ['SCOPE'] : [])],
     ...keys.map((k) => [
       String(k.id),
       printableName(k.partner),
@@ -25,6 +27,8 @@ export function keyTable(keys: KeySummary[]): string[] {
       k.last_used_at ?? '-',
       rate(k),
       k.revoked_at ?? '-',
+      // Shown once some key has a scope: until then the table is the one editors know.
+      ...(scoped ? [describeScope(k.locales ?? null, k.sections ?? null)] : []),
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
@@ -53,6 +57,7 @@ export function createdLines(created: CreatedKey, verb = 'Created'): string[] {
   const terms = [
     created.expires_at ? `expires ${created.expires_at}` : 'never expires',
     `rate ${rate(created)}`,
+    ...(created.locales !== undefined ? [`scope: ${describeScope(created.locales, created.sections ?? null)}`] : []),
   ];
   return [
     `${verb} key ${created.id} for ${printableName(created.partner)} (${created.created_at}; ${terms.join(', ')}):`,
@@ -96,3 +101,8 @@ export function restoredLines(path: string, result: RestoreResult): string[] {
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 const mentioned = (k: KeyMention) => `key ${k.id} (${printableName(k.partner)}, ${k.prefix}…)`;
+
+export function scopeLine(key: KeySummary): string {
+  const scope = describeScope(key.locales ?? null, key.sections ?? null);
+  return `Key ${key.id} (${printableName(key.partner)}, ${key.prefix}…) now sees ${scope === 'all' ? 'everything' : scope}, from the API's next request.`;
+}

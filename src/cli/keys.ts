@@ -6,12 +6,14 @@ import { UsageError } from '../errors.js';
 import { backupDatabase, restoreKeys } from '../keys/backup.js';
 import { parseDuration } from '../keys/duration.js';
 import { appendRevocation } from '../keys/revocation-log.js';
-import { createKey, listKeys, parseRate, revokeKey, rotateKey, setKeyRate, validPartnerName } from '../keys/manage.js';
+import { createKey, listKeys, parseRate, revokeKey, rotateKey, setKeyRate, setKeyScope, validPartnerName, type ScopeChange } from '../keys/manage.js';
+import { knownSections } from '../keys/known-sections.js';
+import { parseLocales, parseSections } from '../keys/scope.js';
 import { openKeys, type OpenedKeys } from '../keys/open.js';
 import { runMain } from '../lib/main-guard.js';
 import { systemClock } from '../lib/time.js';
 import { keysDatabaseFailure } from './keys-failure.js';
-import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines } from './keys-output.js';
+import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines, scopeLine } from './keys-output.js';
 
 /*
  * The editors' key tool: parses arguments, calls src/keys/, prints. Output for people by
@@ -64,6 +66,23 @@ function keyId(raw: string): number {
   return Number(raw);
 }
 
+/**
+ * The contract: a section slug the CMS does not know (yet) is accepted, with a warning (the
+ * editor may be preparing a section); a typo shows here. Said on stderr, so --json stays one line.
+ */
+function warnUnknownSections(sections: readonly string[] | null | undefined): void {
+  if (!sections) return;
+  const known = knownSections(settings().databasePath);
+  const unknown = known === undefined ? [] : sections.filter((s) => !known.has(s));
+  if (known === undefined) {
+    process.stderr.write(`warning: the snapshot (DATABASE_PATH) could not be read, so the sections ${sections.join(', ')} were not checked against the CMS's\n`);
+  } else if (unknown.length > 0) {
+    process.stderr.write(
+      `warning: the CMS has no section ${unknown.join(', ')} (yet): accepted; the key sees its articles once the CMS has them (check the spelling)\n`,
+    );
+  }
+}
+
 function program(): Command {
   const cli = new Command('keys')
     .description("Manage partners' API keys (in the keys database, KEYS_DATABASE_PATH)")
@@ -98,15 +117,20 @@ function program(): Command {
     .requiredOption('--partner <name>', "the partner's name, e.g. \"Acme Media\"")
     .option('--expires-in <duration>', 'the key stops working after this long, e.g. 90d (default: never)')
     .option('--rate <per-minute>', "the key's own request rate per minute (default: the API's configured rate)")
+    .option('--locales <list>', 'only these locales, comma-separated, e.g. zh (default: all)')
+    .option('--sections <list>', 'only these section slugs, comma-separated, e.g. lasers,optics (default: all)')
     .option('--create', 'create the keys database if it does not exist yet (as init does)')
-    .option('--json', 'print {"id","partner","key","created_at","expires_at","rate_limit_per_minute"}')
-    .action((options: { partner: string; expiresIn?: string; rate?: string; create?: boolean; json?: boolean }) => {
+    .option('--json', 'print {"id","partner","key","created_at","expires_at","rate_limit_per_minute","locales","sections"}')
+    .action((options: { partner: string; expiresIn?: string; rate?: string; locales?: string; sections?: string; create?: boolean; json?: boolean }) => {
       // Checked before opening, so a bad argument does not create an empty database.
       const partner = validPartnerName(options.partner);
       const expiresInMs = options.expiresIn === undefined ? undefined : parseDuration(options.expiresIn, '--expires-in');
       const rateLimitPerMinute = options.rate === undefined ? null : parseRate(options.rate);
+      const locales = options.locales === undefined ? undefined : parseLocales(options.locales);
+      const sections = options.sections === undefined ? undefined : parseSections(options.sections);
       const { db } = open(options.create);
-      const created = createKey(db, partner, systemClock, { expiresInMs, rateLimitPerMinute });
+      warnUnknownSections(sections);
+      const created = createKey(db, partner, systemClock, { expiresInMs, rateLimitPerMinute, ...(locales && { locales }), ...(sections && { sections }) });
       shownOnce = created;
       print(options.json, created, () => createdLines(created));
     });
@@ -169,6 +193,33 @@ function program(): Command {
     });
 
   cli
+    .command('scope')
+    .description("change what a key may see (its locales or sections); applies from the API's next request")
+    .argument('<id>', 'the key id, as shown by list')
+    .option('--locales <list>', 'only these locales, comma-separated, e.g. zh')
+    .option('--sections <list>', 'only these section slugs, comma-separated, e.g. lasers,optics')
+    .option('--all-locales', 'every locale')
+    .option('--all-sections', 'every section')
+    .option('--json', 'print the key as JSON')
+    .action((rawId: string, options: { locales?: string; sections?: string; allLocales?: boolean; allSections?: boolean; json?: boolean }) => {
+      const id = keyId(rawId);
+      if (options.locales !== undefined && options.allLocales) throw new UsageError('give --locales or --all-locales, not both');
+      if (options.sections !== undefined && options.allSections) throw new UsageError('give --sections or --all-sections, not both');
+      const change: ScopeChange = {};
+      if (options.locales !== undefined) change.locales = parseLocales(options.locales);
+      if (options.allLocales) change.locales = null;
+      if (options.sections !== undefined) change.sections = parseSections(options.sections);
+      if (options.allSections) change.sections = null;
+      if (!('locales' in change) && !('sections' in change)) {
+        throw new UsageError('say what the key may see: --locales, --sections, --all-locales or --all-sections');
+      }
+      const db = open().db;
+      warnUnknownSections(change.sections);
+      const key = setKeyScope(db, id, change, systemClock);
+      print(options.json, key, () => [scopeLine(key)]);
+    });
+
+  cli
     .command('backup')
     .description('copy the keys database (or with --snapshot the snapshot) to <file>, safely while everything runs')
     .argument('<file>', 'where to write the copy; must not exist yet')
@@ -206,7 +257,7 @@ function program(): Command {
 runMain(async () => {
   const cli = program();
   if (process.argv.length <= 2) {
-    throw new UsageError('missing command: use init, create, list, revoke, rotate, set-rate, backup or restore (see --help)');
+    throw new UsageError('missing command: use init, create, list, scope, revoke, rotate, set-rate, backup or restore (see --help)');
   }
   try {
     await cli.parseAsync(process.argv);

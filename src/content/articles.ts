@@ -10,6 +10,19 @@ import { formatUtcSeconds } from '../lib/time.js';
 import { ArticleRemovedError, NotFoundError } from '../errors.js';
 import { wasRemoved } from './feed.js';
 import type { LocaleView } from './locale-view.js';
+import { allowsSection, type KeyScope } from '../keys/scope.js';
+import { Ordering } from '../db/snapshot/ordering.js';
+
+const NOTHING = new Ordering([], []);
+
+/**
+ * The articles a list shows: the section asked for or all, as far as the key's scope lets it
+ * see (a section outside its scope is an empty list, as if it did not exist).
+ */
+export function orderingFor(view: LocaleView, scope: KeyScope | null | undefined, section: string | undefined): Ordering {
+  if (section !== undefined) return allowsSection(scope, section) ? view.section(section) : NOTHING;
+  return scope?.sections ? view.within(scope.sections) : view.all;
+}
 
 export interface ArticlePage {
   articles: ArticleWithSection[];
@@ -48,9 +61,10 @@ export function listArticles(
     publishedAfterMs?: number | undefined;
     publishedBeforeMs?: number | undefined;
     oldest?: boolean;
+    scope?: KeyScope | null | undefined;
   },
 ): ArticlePage {
-  const ordering = query.section === undefined ? view.all : view.section(query.section);
+  const ordering = orderingFor(view, query.scope, query.section);
   const { ids, total } = view.page(
     ordering,
     query.now,
@@ -62,8 +76,10 @@ export function listArticles(
 }
 
 /** The article, or the error for its absence: taken down (its delete retained) or unknown. */
-export function getArticleOrFail(session: StoreSession, locale: Locale, slug: string, now: number): ArticleWithSection {
+export function getArticleOrFail(session: StoreSession, locale: Locale, slug: string, now: number, scope?: KeyScope | null): ArticleWithSection {
   const row = getArticle(session, locale, slug, now);
+  // Outside the key's sections the article answers as if it did not exist.
+  if (row && !allowsSection(scope, row.section_slug)) throw new NotFoundError(`No published article has the slug ${echoed(slug)} in locale ${locale}.`);
   if (row) return row;
   if (wasRemoved(session, locale, slug, now)) {
     throw new ArticleRemovedError(`The article "${slug}" was taken down in locale ${locale}; remove it from your copy.`);
@@ -86,6 +102,8 @@ export function getArticle(
 }
 
 /** Active sections in editorial order, each with the number of articles exposed now. */
-export function listSections(view: LocaleView, now: number): SectionSummary[] {
-  return view.sections.map((s) => ({ ...s, articleCount: view.section(s.slug).visibleCount(now) }));
+export function listSections(view: LocaleView, now: number, scope?: KeyScope | null): SectionSummary[] {
+  return view.sections
+    .filter((s) => allowsSection(scope, s.slug))
+    .map((s) => ({ ...s, articleCount: view.section(s.slug).visibleCount(now) }));
 }

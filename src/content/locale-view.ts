@@ -24,6 +24,9 @@ export class LocaleView {
     private readonly updatedAt: Float64Array,
   ) {}
 
+  /** Orderings of keys' scopes, by their sections (see within). */
+  private readonly scoped = new Map<string, Ordering>();
+
   static build(db: Db, state: SnapshotStateRow & { locale: Locale }): LocaleView {
     const updated: number[] = [];
     const exposed = LocaleExposure.build(db, state.locale, state.version, (row) => updated.push(Date.parse(row[3])));
@@ -66,6 +69,42 @@ export class LocaleView {
   }
 
   /**
+   * The articles of some sections in partner order (a key's scope), built once per scope and
+   * content version: a scoped key's lists and totals then cost what an unscoped key's do.
+   */
+  within(sections: readonly string[]): Ordering {
+    const name = sections.join(',');
+    let ordering = this.scoped.get(name);
+    if (!ordering) {
+      const mask = this.exposed.sectionMask(sections);
+      const { ids, times } = this.exposed.all;
+      const keptIds: number[] = [];
+      const keptTimes: number[] = [];
+      for (let position = 0; position < ids.length; position++) {
+        if (mask[this.exposed.sectionAt[position]!] !== 1) continue;
+        keptIds.push(ids[position]!);
+        keptTimes.push(times[position]!);
+      }
+      ordering = new Ordering(keptIds, keptTimes);
+      // Scopes are few (one per licence); the bound only guards against a flood of changes.
+      if (this.scoped.size >= 256) this.scoped.clear();
+      this.scoped.set(name, ordering);
+    }
+    return ordering;
+  }
+
+  /** The section slug of an exposed article (undefined when the locale does not expose it). */
+  sectionOf(id: number): string | undefined {
+    const position = (this.exposed.positions[id] ?? 0) - 1;
+    return position < 0 ? undefined : this.exposed.sectionSlugs[this.exposed.sectionAt[position]!];
+  }
+
+  /** The exposed articles' ids in partner order, and from which position they are exposed at `now`. */
+  exposedIds(now: number): { ids: Int32Array; start: number } {
+    return { ids: this.exposed.all.ids, start: this.exposed.start(now) };
+  }
+
+  /**
    * One page of `ordering` (1-based) among the articles exposed at `now` within the published
    * bounds (and whose updated_at is at or after `updatedSinceMs`, when given), newest or oldest
    * first, and their total: binary searches for the bounds, a pass over them only for
@@ -89,8 +128,8 @@ export class LocaleView {
    * bounds, if given), for search engines that filter and order by the snapshot instead of
    * asking SQLite again for every hit.
    */
-  exposure(now: number, section: string | undefined, bounds?: PublishedBounds): ExposureIndex {
-    return this.exposed.exposure(now, section, bounds);
+  exposure(now: number, section: string | undefined, bounds?: PublishedBounds, within?: readonly string[]): ExposureIndex {
+    return this.exposed.exposure(now, section, bounds, within);
   }
   /**
    * A string that changes whenever any response for this locale may change: a new content

@@ -3,6 +3,7 @@ import type { SearchEngine, SearchOrder } from '../search/engine.js';
 import type { Locale } from '../locale.js';
 import { hydrate, type ArticlePage } from './articles.js';
 import type { LocaleView } from './locale-view.js';
+import { allowsSection, type KeyScope } from '../keys/scope.js';
 
 export interface SearchParams {
   locale: Locale;
@@ -18,6 +19,8 @@ export interface SearchParams {
   publishedBeforeMs?: number | undefined;
   /** `relevance` (default), `newest` or `oldest` (ties by slug). */
   order?: SearchOrder | undefined;
+  /** The key's scope: hits and totals hold only its sections. */
+  scope?: KeyScope | null | undefined;
 }
 
 /**
@@ -49,6 +52,9 @@ export async function searchArticles(
   params: SearchParams,
   maxDepth = MAX_SEARCH_DEPTH,
 ): Promise<ArticlePage> {
+  const within = params.scope?.sections ?? undefined;
+  // A section outside the key's scope does not exist for it: no hits, whatever the engine.
+  if (params.section !== undefined && !allowsSection(params.scope, params.section)) return { articles: [], total: 0 };
   const offset = (params.page - 1) * params.limit;
   // Past the depth cap the engine is asked for the total only (no hits to rank).
   const beyond = offset >= maxDepth;
@@ -58,9 +64,10 @@ export async function searchArticles(
     page: beyond ? 1 : params.page,
     limit: beyond ? 0 : params.limit,
     section: params.section,
-    activeSections: view.sectionSlugs,
+    activeSections: within === undefined ? view.sectionSlugs : view.sectionSlugs.filter((s) => within.includes(s)),
+    within,
     order: params.order ?? 'relevance',
-    exposure: view.exposure(params.now, params.section, { afterMs: params.publishedAfterMs, beforeMs: params.publishedBeforeMs }),
+    exposure: view.exposure(params.now, params.section, { afterMs: params.publishedAfterMs, beforeMs: params.publishedBeforeMs }, within),
     contentTag: view.contentTag(params.now),
   });
   const ids = hits.ids.slice(0, Math.max(0, maxDepth - offset));

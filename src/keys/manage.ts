@@ -1,11 +1,12 @@
 import type { Revocation } from './revocation-log.js';
-import { getKey, insertKey, insertReplacement, listKeyRows, markKeyRevoked, updateKey } from '../db/keys/keys.js';
+import { getKey, insertKey, insertReplacement, listKeyRows, markKeyRevoked, setScope, updateKey, type StoredScope } from '../db/keys/keys.js';
 import type { KeysDb } from '../db/keys/keys-connection.js';
 import type { KeyRow } from '../db/keys/keys-schema.js';
 import { UsageError } from '../errors.js';
 import { formatUtcSeconds, type Clock } from '../lib/time.js';
 import { displayPrefix, generateKey, hashKey } from './format.js';
 import { validPartnerName } from './partner-name.js';
+import { joinScope, splitScope } from './scope.js';
 
 export { validPartnerName } from './partner-name.js';
 
@@ -16,6 +17,12 @@ export interface CreatedKey {
   created_at: string;
   expires_at: string | null;
   rate_limit_per_minute: number | null;
+  /**
+   * The key's locales and sections (null = all); only on a key created with a scope, so that
+   * what the CLI prints for other keys is what it printed before scopes.
+   */
+  locales?: string[] | null;
+  sections?: string[] | null;
 }
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
@@ -33,6 +40,9 @@ export interface KeySummary {
   rate_limit_per_minute: number | null;
   /** The key created by `rotate` to replace this one. */
   replaced_by: number | null;
+  /** The key's locales and sections (null = all); only on a key that has or had a scope (see CreatedKey). */
+  locales?: string[] | null;
+  sections?: string[] | null;
 }
 
 export interface KeyOptions {
@@ -40,6 +50,15 @@ export interface KeyOptions {
   expiresInMs?: number;
   /** The key's own request rate; null or undefined = the configured default. */
   rateLimitPerMinute?: number | null;
+  /** Only these locales / sections; undefined = all. */
+  locales?: readonly string[];
+  sections?: readonly string[];
+}
+
+/** A scope change: each side either a new list, `null` for all, or undefined to keep it. */
+export interface ScopeChange {
+  locales?: readonly string[] | null;
+  sections?: readonly string[] | null;
 }
 
 export const MAX_RATE_PER_MINUTE = 1_000_000;
@@ -65,8 +84,24 @@ export function createKey(db: KeysDb, partnerName: string, clock: Clock, options
     createdAt: formatUtcSeconds(now),
     expiresAt: options.expiresInMs === undefined ? null : formatUtcSeconds(now + options.expiresInMs),
     rateLimitPerMinute: options.rateLimitPerMinute ?? null,
-  });
+  }, options.locales || options.sections ? { locales: joinScope(options.locales ?? null), sections: joinScope(options.sections ?? null) } : undefined);
   return created(row, key);
+}
+
+/**
+ * Changes a key's scope (the sides not given are kept). Applies from the API's next request;
+ * the change feed then sends the partner what entered and what left the scope.
+ */
+export function setKeyScope(db: KeysDb, id: number, change: ScopeChange, clock: Clock): KeySummary {
+  const row = mustGet(db, id);
+  const scope: StoredScope = {
+    locales: change.locales === undefined ? row.scopeLocales : joinScope(change.locales),
+    sections: change.sections === undefined ? row.scopeSections : joinScope(change.sections),
+  };
+  const now = formatUtcSeconds(clock());
+  const updated = setScope(db, id, scope, now);
+  if (!updated) throw new UsageError(`no key with id ${id}`);
+  return summary(updated, now);
 }
 
 export function listKeys(db: KeysDb, clock: Clock): KeySummary[] {
@@ -127,6 +162,8 @@ export function rotateKey(
       rateLimitPerMinute: old.rateLimitPerMinute,
     },
     formatUtcSeconds(Math.min(oldExpiry, now + options.overlapMs)),
+    // The new key sees what the old one saw: the partner's licence does not change with its key.
+    old.scopeVersion > 0 ? { locales: old.scopeLocales, sections: old.scopeSections } : undefined,
   );
   return { old: summary(result.old, formatUtcSeconds(now)), created: created(result.created, key) };
 }
@@ -145,6 +182,11 @@ function mustGet(db: KeysDb, id: number): KeyRow {
   return row;
 }
 
+/** `locales` and `sections` of a key that has (or had) a scope; nothing for a key that never had one. */
+function scopeFields(row: KeyRow): Pick<KeySummary, 'locales' | 'sections'> {
+  return row.scopeVersion === 0 ? {} : { locales: splitScope(row.scopeLocales), sections: splitScope(row.scopeSections) };
+}
+
 function created(row: KeyRow, key: string): CreatedKey {
   return {
     id: row.id,
@@ -153,6 +195,7 @@ function created(row: KeyRow, key: string): CreatedKey {
     created_at: row.createdAt,
     expires_at: row.expiresAt,
     rate_limit_per_minute: row.rateLimitPerMinute,
+    ...scopeFields(row),
   };
 }
 
@@ -169,5 +212,6 @@ function summary(row: KeyRow, now: string): KeySummary {
     last_used_at: row.lastUsedAt,
     rate_limit_per_minute: row.rateLimitPerMinute,
     replaced_by: row.replacedBy,
+    ...scopeFields(row),
   };
 }

@@ -1,8 +1,9 @@
-import { keyRecords } from '../db/keys/keys.js';
+import { keyRecords, scopeHistory } from '../db/keys/keys.js';
 import type { KeysSession } from '../db/keys/keys-store.js';
 import { ApiKeyError, type ApiKeyErrorCode } from '../errors.js';
 import { systemClock, type Clock } from '../lib/time.js';
 import { hashKey, isWellFormedKey, KEY_PREFIX } from './format.js';
+import { makeScope, splitScope, type KeyScope } from './scope.js';
 
 interface KnownKey {
   id: number;
@@ -19,6 +20,11 @@ export interface VerifiedKey {
   id: number;
   /** The key's own request rate, when an editor set one; null means the configured default. */
   rateLimitPerMinute: number | null;
+  /**
+   * What the key may see; null for a key that never had a scope (it sees everything, as
+   * before scopes). Read with the keys, so a scope change applies from the next request.
+   */
+  scope?: KeyScope | null;
 }
 
 const INVALID = 'The API key is not valid; check that it was copied whole.';
@@ -95,13 +101,23 @@ export class KeyVerifier {
   private refresh(session: KeysSession): void {
     if (session.generation === this.generation) return;
     const next = new Map<string, KnownKey>();
-    for (const row of session.read(keyRecords)) {
+    // The keys and their scopes' history from one read transaction: a key's scope version is
+    // always in the history read with it.
+    const { records, changes } = session.read((db) => db.$client.transaction(() => ({ records: keyRecords(db), changes: scopeHistory(db) }))());
+    const histories = new Map<number, Map<number, readonly string[] | null>>();
+    for (const change of changes) {
+      let history = histories.get(change.keyId);
+      if (!history) histories.set(change.keyId, (history = new Map()));
+      history.set(change.version, splitScope(change.sections));
+    }
+    for (const row of records) {
+      const scope = makeScope(row.scopeLocales, row.scopeSections, row.scopeVersion, histories.get(row.id) ?? new Map());
       next.set(row.hash, {
         id: row.id,
         revoked: row.revokedAt !== null,
         expiresAt: row.expiresAt === null ? Infinity : Date.parse(row.expiresAt),
         rateLimitPerMinute: row.rateLimitPerMinute,
-        verified: Object.freeze({ id: row.id, rateLimitPerMinute: row.rateLimitPerMinute }),
+        verified: Object.freeze(scope ? { id: row.id, rateLimitPerMinute: row.rateLimitPerMinute, scope } : { id: row.id, rateLimitPerMinute: row.rateLimitPerMinute }),
       });
     }
     this.byHash = next;

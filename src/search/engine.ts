@@ -15,6 +15,11 @@ export interface SearchQuery {
   section: string | undefined;
   /** Slugs of the locale's active sections: nothing outside them may be returned. */
   activeSections: readonly string[];
+  /**
+   * The sections of the key's scope, when it has one (already taken out of activeSections
+   * and exposure): engines that filter by themselves, or cache, must follow it too.
+   */
+  within?: readonly string[] | undefined;
   /** Which articles may be returned, and in which partner order (the published bounds included). */
   exposure: ExposureIndex;
   /** published_after (inclusive) and published_before (exclusive), epoch ms: already in `exposure`. */

@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text } from '../sqlite/drizzle.js';
+import { integer, primaryKey, sqliteTable, text } from '../sqlite/drizzle.js';
 
 /*
  * The keys database: partners' API keys, apart from the snapshot. The snapshot can be rebuilt
@@ -25,6 +25,31 @@ export const apiKeys = sqliteTable('api_keys', {
   rateLimitPerMinute: integer('rate_limit_per_minute'),
   // Set by `rotate`: the key that replaces this one (which then expires after the overlap).
   replacedBy: integer('replaced_by'),
+  // The key's scope (src/keys/scope.ts): comma-separated locales and section slugs, null = all.
+  scopeLocales: text('scope_locales'),
+  scopeSections: text('scope_sections'),
+  // 0 for a key that never had a scope; each scope change adds one (a row in key_scope_changes).
+  scopeVersion: integer('scope_version').notNull().default(0),
 });
 
 export type KeyRow = typeof apiKeys.$inferSelect;
+
+/*
+ * Every scope a key has had, by version: a change-feed cursor names the version its partner's
+ * copy was built under, so the feed can send what entered and what left the scope since
+ * (src/content/scoped-feed.ts). Never pruned: a few rows per key. Version 0 (never stored) is
+ * the whole catalogue.
+ */
+export const keyScopeChanges = sqliteTable(
+  'key_scope_changes',
+  {
+    keyId: integer('key_id').notNull(),
+    version: integer('version').notNull(),
+    locales: text('locales'),
+    sections: text('sections'),
+    changedAt: text('changed_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.keyId, t.version] })],
+);
+
+export type KeyScopeChangeRow = typeof keyScopeChanges.$inferSelect;

@@ -3,7 +3,7 @@ import { asc, eq } from '../sqlite/drizzle.js';
 import { existsSync } from 'node:fs';
 import { writeTransaction } from '../sqlite/connection.js';
 import type { KeysDb } from './keys-connection.js';
-import { apiKeys, type KeyRow } from './keys-schema.js';
+import { apiKeys, keyScopeChanges, type KeyRow, type KeyScopeChangeRow } from './keys-schema.js';
 
 /*
  * Verbs over the keys database's rows. Writes run in BEGIN IMMEDIATE transactions, so the
@@ -15,8 +15,47 @@ const inTransaction = <T>(db: KeysDb, fn: () => T): T => writeTransaction(db, fn
 export type NewKeyRow = Pick<KeyRow, 'partner' | 'prefix' | 'hash' | 'createdAt'> &
   Partial<Pick<KeyRow, 'expiresAt' | 'rateLimitPerMinute'>>;
 
-export function insertKey(db: KeysDb, row: NewKeyRow): KeyRow {
-  return inTransaction(db, () => db.insert(apiKeys).values(row).returning().get());
+/** A key's scope as stored: comma-separated columns, null = all (src/keys/scope.ts). */
+export interface StoredScope {
+  locales: string | null;
+  sections: string | null;
+}
+
+/** Inserts a key; with a scope, as its version 1 (recorded in the scope history). */
+export function insertKey(db: KeysDb, row: NewKeyRow, scope?: StoredScope, changedAt?: string): KeyRow {
+  return inTransaction(db, () => {
+    const created = db
+      .insert(apiKeys)
+      .values(scope ? { ...row, scopeLocales: scope.locales, scopeSections: scope.sections, scopeVersion: 1 } : row)
+      .returning()
+      .get();
+    if (scope) db.insert(keyScopeChanges).values({ keyId: created.id, version: 1, ...scope, changedAt: changedAt ?? row.createdAt }).run();
+    return created;
+  });
+}
+
+/**
+ * Gives a key a new scope: the next version, recorded in the history in the same transaction,
+ * so the change feed always knows the scope a cursor was handed out under.
+ */
+export function setScope(db: KeysDb, id: number, scope: StoredScope, changedAt: string): KeyRow | undefined {
+  return inTransaction(db, () => {
+    const row = getKey(db, id);
+    if (!row) return undefined;
+    const version = row.scopeVersion + 1;
+    db.insert(keyScopeChanges).values({ keyId: id, version, ...scope, changedAt }).run();
+    return db
+      .update(apiKeys)
+      .set({ scopeLocales: scope.locales, scopeSections: scope.sections, scopeVersion: version })
+      .where(eq(apiKeys.id, id))
+      .returning()
+      .get();
+  });
+}
+
+/** Every recorded scope of every key (a few rows per key): what the API's key check keeps. */
+export function scopeHistory(db: KeysDb): KeyScopeChangeRow[] {
+  return db.select().from(keyScopeChanges).all();
 }
 
 export function listKeyRows(db: KeysDb): KeyRow[] {
@@ -44,9 +83,15 @@ export function updateKey(db: KeysDb, id: number, values: Partial<Pick<KeyRow, '
  * Rotation in one transaction: the new key is inserted and the old one gets its end of
  * overlap and a pointer to its successor, or neither happens.
  */
-export function insertReplacement(db: KeysDb, oldId: number, row: NewKeyRow, oldExpiresAt: string): { old: KeyRow; created: KeyRow } {
+export function insertReplacement(
+  db: KeysDb,
+  oldId: number,
+  row: NewKeyRow,
+  oldExpiresAt: string,
+  scope?: StoredScope,
+): { old: KeyRow; created: KeyRow } {
   return inTransaction(db, () => {
-    const created = db.insert(apiKeys).values(row).returning().get();
+    const created = insertKey(db, row, scope);
     const old = db
       .update(apiKeys)
       .set({ expiresAt: oldExpiresAt, replacedBy: created.id })
@@ -58,7 +103,10 @@ export function insertReplacement(db: KeysDb, oldId: number, row: NewKeyRow, old
 }
 
 /** What the API needs to check a request: never the partner name, never more than this. */
-export type KeyRecord = Pick<KeyRow, 'id' | 'hash' | 'revokedAt' | 'expiresAt' | 'rateLimitPerMinute'>;
+export type KeyRecord = Pick<
+  KeyRow,
+  'id' | 'hash' | 'revokedAt' | 'expiresAt' | 'rateLimitPerMinute' | 'scopeLocales' | 'scopeSections' | 'scopeVersion'
+>;
 
 export function keyRecords(db: KeysDb): KeyRecord[] {
   return db
@@ -68,6 +116,9 @@ export function keyRecords(db: KeysDb): KeyRecord[] {
       revokedAt: apiKeys.revokedAt,
       expiresAt: apiKeys.expiresAt,
       rateLimitPerMinute: apiKeys.rateLimitPerMinute,
+      scopeLocales: apiKeys.scopeLocales,
+      scopeSections: apiKeys.scopeSections,
+      scopeVersion: apiKeys.scopeVersion,
     })
     .from(apiKeys)
     .all();

@@ -93,17 +93,21 @@ export class LocaleExposure {
 
   /**
    * Which articles are exposed at `now` (in `section`, if given: unknown or inactive ones match
-   * nothing; and published within `bounds`, if given: a window of positions, since the list is
-   * sorted by publication time).
+   * nothing; published within `bounds`, if given: a window of positions, since the list is
+   * sorted by publication time; and among `within` when given: a key's scope, only articles of
+   * these sections).
    */
-  exposure(now: number, section: string | undefined, bounds?: PublishedBounds): ExposureIndex {
+  exposure(now: number, section: string | undefined, bounds?: PublishedBounds, within?: readonly string[]): ExposureIndex {
     const { from: start, to } = this.all.window(now, bounds?.afterMs, bounds?.beforeMs);
     const wanted = section === undefined ? -1 : this.sectionSlugs.indexOf(section);
     if (section !== undefined && wanted === -1) return { rank: () => -1 };
+    if (within !== undefined && section !== undefined && !within.includes(section)) return { rank: () => -1 };
     const { positions, sectionAt } = this;
+    const allowed = within === undefined || section !== undefined ? undefined : this.sectionMask(within);
     const rank = (id: number): number => {
       const position = (positions[id] ?? 0) - 1;
       if (position < start || position >= to) return -1;
+      if (allowed !== undefined) return allowed[sectionAt[position]!] === 1 ? position : -1;
       return wanted === -1 || sectionAt[position] === wanted ? position : -1;
     };
     return {
@@ -111,6 +115,11 @@ export class LocaleExposure {
       rank,
       oldestRank: (id: number): number => (rank(id) === -1 ? -1 : this.oldestPositions()[positions[id]! - 1]!),
     };
+  }
+
+  /** For each section of `sections` (by index), 1 when its slug is in `slugs`. */
+  sectionMask(slugs: readonly string[]): Uint8Array {
+    return Uint8Array.from(this.sectionSlugs, (slug) => (slugs.includes(slug) ? 1 : 0));
   }
 
   private oldestAt: Int32Array | undefined;

@@ -6,6 +6,7 @@ import type { StoreSession } from '../../db/snapshot/snapshot-store.js';
 import type { Locale } from '../../locale.js';
 import { parseQuery } from '../endpoints/parse-query.js';
 import type { Route } from '../endpoints/routes-table.js';
+import { assertLocaleAllowed, scopeKey, type KeyScope } from '../../keys/scope.js';
 
 /*
  * How a cacheable endpoint names its response: the parsed query, the locale's view, and the
@@ -13,7 +14,9 @@ import type { Route } from '../endpoints/routes-table.js';
  * its query schema by the routes table), the view's content tag and the path's slug. Shared by
  * the routes, which fill the cache, and the fast path (src/http/fast/fast-path.ts), which
  * serves from it: both must agree exactly, and neither writes a key by hand.
- * Throws what the route would answer (400 for a bad parameter, 503 for a store failure).
+ * Throws what the route would answer (400 for a bad parameter, 403 for a locale outside the
+ * key's scope, 503 for a store failure). A scoped key's answers are cached under its scope
+ * (scopeKey): no cached answer reaches a key whose scope differs; unscoped keys share as before.
  */
 
 export interface Resolved<Q> {
@@ -31,10 +34,13 @@ export function resolveCached<S extends z.ZodObject>(
   catalog: Catalog,
   now: number,
   slug?: string,
+  scope?: KeyScope | null,
 ): Resolved<z.output<S>> {
   const q = parseQuery(req, route.query);
-  const view = catalog.view(session, (q as { locale: Locale }).locale);
+  const locale = (q as { locale: Locale }).locale;
+  assertLocaleAllowed(scope, locale);
+  const view = catalog.view(session, locale);
   const own = route.cacheKey(q as object);
-  const key = slug === undefined ? `${own}|${view.contentTag(now)}` : `${own}|${view.contentTag(now)}|${slug}`;
+  const key = `${own}|${view.contentTag(now)}${slug === undefined ? '' : `|${slug}`}${scopeKey(scope)}`;
   return { q, view, key };
 }

@@ -275,7 +275,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): Json {
       description:
         'Read-only JSON API for partners syndicating the published articles of our laser-industry publication, in ' +
         'English and Chinese. Every endpoint under /api/v1 except this document needs the `X-API-Key` header (ask the ' +
-        'editors for a key). Cache answers for at least five minutes and revalidate with `If-None-Match`; link back to ' +
+        'editors for a key). A key may be limited to some locales and sections (its scope): it then sees the service as if ' +
+        'nothing outside them existed (lists, totals, search, categories and the change feed hold only its sections; an ' +
+        'article outside them is 404 `not_found`), and a locale outside them answers 403 `locale_not_allowed`. Cache answers for at least five minutes and revalidate with `If-None-Match`; link back to ' +
         'each article with its `url`. HEAD works wherever GET does; any other method answers 405 `method_not_allowed` ' +
         'with `Allow: GET, HEAD`. An unknown path answers 404 `not_found`. The reference for humans is at `/docs`.',
     },

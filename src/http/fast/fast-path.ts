@@ -66,9 +66,11 @@ export function createFastPath(deps: FastPathDeps): FastPath {
     try {
       const session = checkKey(req, res, deps);
       const now = clock();
-      // Every `fast` route has a query schema (src/http/endpoints/routes-table.ts).
+      // Every `fast` route has a query schema (src/http/endpoints/routes-table.ts); the key's
+      // scope names the cached answer (src/http/cache/cacheable.ts), as in the route.
       const fast = route as Route<string, z.ZodObject>;
-      const resolved = resolveCached(fast, req, session, catalog, now, route === ROUTES.article ? slugOf(req.url!) : undefined);
+      const slug = route === ROUTES.article ? slugOf(req.url!) : undefined;
+      const resolved = resolveCached(fast, req, session, catalog, now, slug, context.key?.scope);
       const rep = cache.hit(resolved.key);
       if (!rep) return false;
       context.fastPath = true;

@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import { readChanges } from '../../content/feed.js';
+import { readScopedChanges } from '../../content/scoped-feed.js';
 import type { Catalog } from '../../content/catalog.js';
 import { getArticleOrFail, listArticles, listSections } from '../../content/articles.js';
 import { searchArticles } from '../../content/search.js';
-
 import type { SnapshotStore } from '../../db/snapshot/snapshot-store.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../lib/time.js';
@@ -36,7 +36,8 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
   router.get(ROUTES.articles.path, (req, res) => {
     const session = sessionOf(res);
     const now = clock();
-    const { q, view, key } = resolveCached(ROUTES.articles, req, session, catalog, now);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveCached(ROUTES.articles, req, session, catalog, now, undefined, scope);
     checkPublishedRange(q);
     const rep = cache.remember(key, () => {
       const result = listArticles(session, view, {
@@ -48,6 +49,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
         publishedAfterMs: q.published_after,
         publishedBeforeMs: q.published_before,
         oldest: q.order === 'oldest',
+        scope,
       });
       const meta = pageMeta(result, q.page, q.limit, q.locale);
       return represent({ data: result.articles.map((row) => pick(toArticle(row), q.fields)), meta }, { page: meta.page, pages: meta.pages });
@@ -59,18 +61,20 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     const slug = req.params.slug as string;
     const session = sessionOf(res);
     const now = clock();
-    const { q, view, key } = resolveCached(ROUTES.article, req, session, catalog, now, slug);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveCached(ROUTES.article, req, session, catalog, now, slug, scope);
     const rep = cache.remember(key, () => {
-      return represent({ data: pickDetail(getArticleOrFail(session, q.locale, slug, now), q.fields) });
+      return represent({ data: pickDetail(getArticleOrFail(session, q.locale, slug, now, scope), q.fields) });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
   router.get(ROUTES.categories.path, (req, res) => {
     const now = clock();
-    const { q, view, key } = resolveCached(ROUTES.categories, req, sessionOf(res), catalog, now);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveCached(ROUTES.categories, req, sessionOf(res), catalog, now, undefined, scope);
     const rep = cache.remember(key, () => {
-      const sections = listSections(view, now);
+      const sections = listSections(view, now, scope);
       return represent({ data: sections.map(toSection), meta: { total: sections.length, locale: q.locale } });
     });
     sendRepresentation(req, res, rep, view.lastModified(now));
@@ -79,13 +83,16 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
   router.get(ROUTES.changes.path, (req, res) => {
     const session = sessionOf(res);
     const now = clock();
-    const { q, view, key } = resolveCached(ROUTES.changes, req, session, catalog, now);
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveCached(ROUTES.changes, req, session, catalog, now, undefined, scope);
     // A page held back to a sync's pending mark is dated at the mark: dated `now`, it would
     // count a scheduled article it leaves out, and a partner revalidating by date would get a
     // 304 for the page that has it.
     let asOf = now;
     const rep = cache.remember(key, () => {
-      const page = readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
+      const page = scope
+        ? readScopedChanges(session, view, scope, { locale: q.locale, since: q.since, limit: q.limit, now })
+        : readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
       asOf = page.asOf;
       return represent(
         {
@@ -102,8 +109,9 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
   });
 
   router.get(ROUTES.search.path, async (req, res) => {
+    const scope = contextOf(res).key?.scope;
     const now = clock();
-    const { q, view, key } = resolveCached(ROUTES.search, req, sessionOf(res), catalog, now);
+    const { q, view, key } = resolveCached(ROUTES.search, req, sessionOf(res), catalog, now, undefined, scope);
     checkPublishedRange(q);
     const make = async (): Promise<Representation> => {
       // The key checked by requireApiKey: admission control shares search out by key.
@@ -118,6 +126,7 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
         publishedAfterMs: q.published_after,
         publishedBeforeMs: q.published_before,
         order: q.order,
+        scope,
       });
       return searchRepresentation(result, q);
     };

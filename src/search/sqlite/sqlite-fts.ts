@@ -71,6 +71,7 @@ export class RankedSearch {
     q: {
       q: string;
       section: string | undefined;
+      within?: readonly string[] | undefined;
       contentTag: string;
       page: number;
       limit: number;
@@ -83,8 +84,11 @@ export class RankedSearch {
     const { words } = normalizeQuery(q.q);
     if (words.length === 0) return { ids: [], total: 0 };
     const order = q.order ?? 'relevance';
-    // The bounds and the order change the list: they are in the key (the exposure holds the bounds).
-    const key = JSON.stringify([q.contentTag, q.section ?? null, words, q.publishedAfterMs ?? null, q.publishedBeforeMs ?? null, order]);
+    // The bounds, the order and a key's scope change the list: they are in the key (the exposure
+    // holds the bounds and the scope; no scope: as before scopes).
+    const parts: unknown[] = [q.contentTag, q.section ?? null, words, q.publishedAfterMs ?? null, q.publishedBeforeMs ?? null, order];
+    if (q.within !== undefined) parts.push(q.within);
+    const key = JSON.stringify(parts);
     const from = (q.page - 1) * q.limit;
     let kept = this.ranked.get(key);
     // A page past the kept prefix is ranked again, and the longer prefix kept.

@@ -20,8 +20,8 @@ export class PooledSqliteEngine implements SearchEngine {
   }
 
   search(_session: StoreSession, query: SearchQuery): Promise<SearchPage> {
-    const { locale, q, section, page, limit, now, publishedAfterMs, publishedBeforeMs, order } = query;
-    return this.pool.run({ locale, q, section, page, limit, now, publishedAfterMs, publishedBeforeMs, order: order ?? 'relevance' }, query.signal);
+    const { locale, q, section, within, page, limit, now, publishedAfterMs, publishedBeforeMs, order } = query;
+    return this.pool.run({ locale, q, section, within, page, limit, now, publishedAfterMs, publishedBeforeMs, order: order ?? 'relevance' }, query.signal);
   }
 
   async health(): Promise<EngineHealth> {

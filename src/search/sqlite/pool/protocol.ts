@@ -24,6 +24,8 @@ export interface SearchJob {
   locale: Locale;
   q: string;
   section: string | undefined;
+  /** The key's scope: only these sections (undefined: all). */
+  within?: readonly string[] | undefined;
   page: number;
   limit: number;
   now: number;

@@ -47,7 +47,7 @@ function run(job: SearchJob): JobResult {
     const session = store.session();
     try {
       const table = views.table(session, job.locale);
-      const exposure = table.exposure(job.now, job.section, { afterMs: job.publishedAfterMs, beforeMs: job.publishedBeforeMs });
+      const exposure = table.exposure(job.now, job.section, { afterMs: job.publishedAfterMs, beforeMs: job.publishedBeforeMs }, job.within);
       const page = ranked.page(session.db, { ...job, contentTag: table.contentTag(job.now) }, exposure);
       return { id: job.id, ok: true, ids: page.ids, total: page.total, cache: ranked.stats() };
     } catch (error) {
