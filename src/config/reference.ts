@@ -61,7 +61,11 @@ export const MEANINGS: Record<string, Meaning> = {
     meaning: 'Searches running at once, all partners together.',
     unset: '`SEARCH_WORKERS` (sqlite), 4 × cores (meilisearch)',
   },
-  SEARCH_QUEUE: { meaning: 'Searches waiting for a slot; past it, `503 search_busy`.', unset: '2 × `SEARCH_CONCURRENCY`' },
+  SEARCH_QUEUE: {
+    meaning:
+      'Places for searches waiting for a slot, all partners together; one partner alone may take them all. When they are all taken, the newest search of the partner with the most waiting gets `503 search_busy` (see [Search](search.md)).',
+    unset: '64 × `SEARCH_CONCURRENCY`',
+  },
   SEARCH_MAX_WAIT_MS: {
     meaning:
       'Longest a search may wait for a slot: one expected to wait longer (the searches ahead of it, times how long searches have been taking) gets `503 search_busy` at arrival, and one still waiting then gets it then. 0: never wait.',
@@ -69,9 +73,6 @@ export const MEANINGS: Record<string, Meaning> = {
   SEARCH_TIMEOUT_MS: {
     meaning:
       'Longest a search may take from its arrival, waiting included; past it, `503 search_busy`, and the thread running it is replaced.',
-  },
-  SEARCH_KEY_SHARE_PERCENT: {
-    meaning: 'Share of the running slots, and of running + waiting places, one key may hold (at least one of each).',
   },
   SEARCH_RANK_ALL_MAX: {
     meaning: 'Up to this many matches every match is ranked by relevance; past it, see [Search](search.md#how-the-embedded-engine-keeps-the-api-responsive) (cheap common terms).',

@@ -49,7 +49,6 @@ export const searchRuntime = {
   SEARCH_QUEUE: optional(int(0, 10_000)),
   SEARCH_TIMEOUT_MS: optional(int(50, 600_000)).default(2_000),
   SEARCH_MAX_WAIT_MS: optional(int(0, 600_000)).default(250),
-  SEARCH_KEY_SHARE_PERCENT: optional(int(1, 100)).default(50),
   SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(DEFAULT_RANK_ALL_MAX),
   SEARCH_COMMON_MIN: optional(int(1, 10_000_000)).default(DEFAULT_COMMON_MIN),
   SEARCH_TERM_CACHE_MB: optional(int(0, 1_024)).default(12),
@@ -62,14 +61,12 @@ export interface SearchRuntimeConfig {
   workers: number;
   /** Searches running at once, all partners together. */
   concurrency: number;
-  /** Searches waiting for a slot; past it, search_busy. */
+  /** Places for searches waiting for a slot, all keys together; when full, the longest queue's newest is refused. */
   queue: number;
   /** Longest a search may wait for a slot, expected at arrival or seen; past it, search_busy. */
   maxWaitMs: number;
   /** Longest a search may take, waiting included; past it, search_busy (and its worker is replaced). */
   timeoutMs: number;
-  /** Share of the running slots and of the waiting places one key may hold, in percent. */
-  keySharePercent: number;
   /** Up to this many exposed matches, every match is ranked by relevance; past it, see docs/search.md. */
   rankAllMax: number;
   /** A word in at least this many articles is common: not scored by the index (see src/search/sqlite/sqlite-rank.ts). */
@@ -92,7 +89,7 @@ export function cacheBudget(total: number): { response: number; search: number }
 }
 
 export function searchRuntimeConfig(
-  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_COMMON_MIN: number; SEARCH_TERM_CACHE_MB: number; SEARCH_WORKER_NICE: number },
+  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_RANK_ALL_MAX: number; SEARCH_COMMON_MIN: number; SEARCH_TERM_CACHE_MB: number; SEARCH_WORKER_NICE: number },
   engine: SearchConfig['engine'],
   searchCacheBytes: number,
   processes: number,
@@ -107,10 +104,11 @@ export function searchRuntimeConfig(
   return {
     workers,
     concurrency,
-    queue: v.SEARCH_QUEUE ?? 2 * concurrency,
+    // The wait is bounded in time (maxWaitMs); places only bound the memory of waiting
+    // requests, so enough of them that a lone partner's burst is refused by time, not count.
+    queue: v.SEARCH_QUEUE ?? 64 * concurrency,
     maxWaitMs: v.SEARCH_MAX_WAIT_MS,
     timeoutMs: v.SEARCH_TIMEOUT_MS,
-    keySharePercent: v.SEARCH_KEY_SHARE_PERCENT,
     rankAllMax: v.SEARCH_RANK_ALL_MAX,
     commonMin: v.SEARCH_COMMON_MIN,
     termBytesPerWorker: v.SEARCH_TERM_CACHE_MB * 1024 * 1024,
