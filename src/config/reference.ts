@@ -54,8 +54,8 @@ export const MEANINGS: Record<string, Meaning> = {
   RESPONSE_CACHE_MB: { meaning: 'The former name of `CACHE_MB`, still read when `CACHE_MB` is not set.', unset: 'none' },
   SEARCH_WORKERS: {
     meaning:
-      'Worker threads that run embedded (SQLite) searches, off the event loop, started with the API (about 45 MB each on 110,000 articles). See [Sizing](search.md#sizing).',
-    unset: 'cores / `WEB_CONCURRENCY` (at least 1)',
+      'Worker threads that run embedded (SQLite) searches, off the event loop, started with the API (about 65 MB each on 110,000 articles). See [Sizing](search.md#sizing).',
+    unset: 'cores / `WEB_CONCURRENCY`, less one for the main thread (at least 1)',
   },
   SEARCH_CONCURRENCY: {
     meaning: 'Searches running at once, all partners together.',

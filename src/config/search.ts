@@ -57,7 +57,7 @@ export const searchRuntime = {
 
 /** How the API runs searches: the worker pool of the embedded engine and admission control. */
 export interface SearchRuntimeConfig {
-  /** Worker threads of the embedded engine (default: the number of cores). */
+  /** Worker threads of the embedded engine (default: cores per process, less one for the main thread). */
   workers: number;
   /** Searches running at once, all partners together. */
   concurrency: number;
@@ -95,9 +95,11 @@ export function searchRuntimeConfig(
   processes: number,
 ): SearchRuntimeConfig {
   const cores = availableParallelism();
-  // About one search thread per core on the host, all API processes together: every thread is
-  // started with its process and holds its own views and connection (tens of MB each).
-  const workers = v.SEARCH_WORKERS ?? Math.max(1, Math.floor(cores / processes));
+  // One search thread per core beside each process's main thread (which serves HTTP and needs a
+  // core of its own under load), at least one: every thread is started with its process and
+  // holds its own V8 heap, views and connection (about 65 MB each on 110,000 articles), so on a
+  // two-core host a second thread would take the API past 256 MB after start (decision 0071).
+  const workers = v.SEARCH_WORKERS ?? Math.max(1, Math.floor(cores / processes) - 1);
   // The embedded engine can run no more searches than it has threads; Meilisearch is another
   // server with its own threads, so more requests may wait on it at once.
   const concurrency = v.SEARCH_CONCURRENCY ?? (engine === 'sqlite' ? workers : 4 * cores);

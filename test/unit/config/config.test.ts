@@ -40,9 +40,9 @@ describe('loadApiConfig', () => {
     expect(config.search).toEqual({ engine: 'sqlite' });
   });
 
-  it('gives the host about one search thread per core, shared out between its API processes', () => {
+  it('gives the host about one search thread per core beside each main thread, shared out between its API processes', () => {
     const cores = availableParallelism();
-    expect(loadApiConfig({}).searchRuntime.workers).toBe(cores);
+    expect(loadApiConfig({}).searchRuntime.workers).toBe(Math.max(1, cores - 1));
     expect(loadApiConfig({ WEB_CONCURRENCY: String(cores) }).searchRuntime.workers).toBe(1);
     expect(loadApiConfig({ WEB_CONCURRENCY: String(cores * 4) }).searchRuntime.workers).toBe(1);
     expect(loadApiConfig({ WEB_CONCURRENCY: '2', SEARCH_WORKERS: '3' }).searchRuntime.workers).toBe(3);
