@@ -54,14 +54,18 @@ export const MEANINGS: Record<string, Meaning> = {
   RESPONSE_CACHE_MB: { meaning: 'The former name of `CACHE_MB`, still read when `CACHE_MB` is not set.', unset: 'none' },
   SEARCH_WORKERS: {
     meaning:
-      'Worker threads that run embedded (SQLite) searches, off the event loop, started with the API (about 45 MB each on 110,000 articles). See [Sizing](search.md#sizing).',
-    unset: 'cores / `WEB_CONCURRENCY` (at least 1)',
+      'Worker threads that run embedded (SQLite) searches, off the event loop, started with the API (about 65 MB each on 110,000 articles). See [Sizing](search.md#sizing).',
+    unset: 'cores / `WEB_CONCURRENCY`, less one for the main thread (at least 1)',
   },
   SEARCH_CONCURRENCY: {
     meaning: 'Searches running at once, all partners together.',
     unset: '`SEARCH_WORKERS` (sqlite), 4 × cores (meilisearch)',
   },
-  SEARCH_QUEUE: { meaning: 'Searches waiting for a slot; past it, `503 search_busy`.', unset: '2 × `SEARCH_CONCURRENCY`' },
+  SEARCH_QUEUE: {
+    meaning:
+      'Places for searches waiting for a slot, all partners together; one partner alone may take them all. When they are all taken, the newest search of the partner with the most waiting gets `503 search_busy` (see [Search](search.md)).',
+    unset: '64 × `SEARCH_CONCURRENCY`',
+  },
   SEARCH_MAX_WAIT_MS: {
     meaning:
       'Longest a search may wait for a slot: one expected to wait longer (the searches ahead of it, times how long searches have been taking) gets `503 search_busy` at arrival, and one still waiting then gets it then. 0: never wait.',
@@ -69,9 +73,6 @@ export const MEANINGS: Record<string, Meaning> = {
   SEARCH_TIMEOUT_MS: {
     meaning:
       'Longest a search may take from its arrival, waiting included; past it, `503 search_busy`, and the thread running it is replaced.',
-  },
-  SEARCH_KEY_SHARE_PERCENT: {
-    meaning: 'Share of the running slots, and of running + waiting places, one key may hold (at least one of each).',
   },
   SEARCH_RANK_ALL_MAX: {
     meaning: 'Up to this many matches every match is ranked by relevance; past it, see [Search](search.md#how-the-embedded-engine-keeps-the-api-responsive) (cheap common terms).',

@@ -49,7 +49,6 @@ export const searchRuntime = {
   SEARCH_QUEUE: optional(int(0, 10_000)),
   SEARCH_TIMEOUT_MS: optional(int(50, 600_000)).default(2_000),
   SEARCH_MAX_WAIT_MS: optional(int(0, 600_000)).default(250),
-  SEARCH_KEY_SHARE_PERCENT: optional(int(1, 100)).default(50),
   SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(DEFAULT_RANK_ALL_MAX),
   SEARCH_COMMON_MIN: optional(int(1, 10_000_000)).default(DEFAULT_COMMON_MIN),
   SEARCH_TERM_CACHE_MB: optional(int(0, 1_024)).default(12),
@@ -58,18 +57,16 @@ export const searchRuntime = {
 
 /** How the API runs searches: the worker pool of the embedded engine and admission control. */
 export interface SearchRuntimeConfig {
-  /** Worker threads of the embedded engine (default: the number of cores). */
+  /** Worker threads of the embedded engine (default: cores per process, less one for the main thread). */
   workers: number;
   /** Searches running at once, all partners together. */
   concurrency: number;
-  /** Searches waiting for a slot; past it, search_busy. */
+  /** Places for searches waiting for a slot, all keys together; when full, the longest queue's newest is refused. */
   queue: number;
   /** Longest a search may wait for a slot, expected at arrival or seen; past it, search_busy. */
   maxWaitMs: number;
   /** Longest a search may take, waiting included; past it, search_busy (and its worker is replaced). */
   timeoutMs: number;
-  /** Share of the running slots and of the waiting places one key may hold, in percent. */
-  keySharePercent: number;
   /** Up to this many exposed matches, every match is ranked by relevance; past it, see docs/search.md. */
   rankAllMax: number;
   /** A word in at least this many articles is common: not scored by the index (see src/search/sqlite/sqlite-rank.ts). */
@@ -92,25 +89,28 @@ export function cacheBudget(total: number): { response: number; search: number }
 }
 
 export function searchRuntimeConfig(
-  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_KEY_SHARE_PERCENT: number; SEARCH_RANK_ALL_MAX: number; SEARCH_COMMON_MIN: number; SEARCH_TERM_CACHE_MB: number; SEARCH_WORKER_NICE: number },
+  v: { SEARCH_WORKERS?: number; SEARCH_CONCURRENCY?: number; SEARCH_QUEUE?: number; SEARCH_MAX_WAIT_MS: number; SEARCH_TIMEOUT_MS: number; SEARCH_RANK_ALL_MAX: number; SEARCH_COMMON_MIN: number; SEARCH_TERM_CACHE_MB: number; SEARCH_WORKER_NICE: number },
   engine: SearchConfig['engine'],
   searchCacheBytes: number,
   processes: number,
 ): SearchRuntimeConfig {
   const cores = availableParallelism();
-  // About one search thread per core on the host, all API processes together: every thread is
-  // started with its process and holds its own views and connection (tens of MB each).
-  const workers = v.SEARCH_WORKERS ?? Math.max(1, Math.floor(cores / processes));
+  // One search thread per core beside each process's main thread (which serves HTTP and needs a
+  // core of its own under load), at least one: every thread is started with its process and
+  // holds its own V8 heap, views and connection (about 65 MB each on 110,000 articles), so on a
+  // two-core host a second thread would take the API past 256 MB after start (decision 0071).
+  const workers = v.SEARCH_WORKERS ?? Math.max(1, Math.floor(cores / processes) - 1);
   // The embedded engine can run no more searches than it has threads; Meilisearch is another
   // server with its own threads, so more requests may wait on it at once.
   const concurrency = v.SEARCH_CONCURRENCY ?? (engine === 'sqlite' ? workers : 4 * cores);
   return {
     workers,
     concurrency,
-    queue: v.SEARCH_QUEUE ?? 2 * concurrency,
+    // The wait is bounded in time (maxWaitMs); places only bound the memory of waiting
+    // requests, so enough of them that a lone partner's burst is refused by time, not count.
+    queue: v.SEARCH_QUEUE ?? 64 * concurrency,
     maxWaitMs: v.SEARCH_MAX_WAIT_MS,
     timeoutMs: v.SEARCH_TIMEOUT_MS,
-    keySharePercent: v.SEARCH_KEY_SHARE_PERCENT,
     rankAllMax: v.SEARCH_RANK_ALL_MAX,
     commonMin: v.SEARCH_COMMON_MIN,
     termBytesPerWorker: v.SEARCH_TERM_CACHE_MB * 1024 * 1024,

@@ -186,7 +186,7 @@ export class ApiMetrics {
     counter('search_admitted_total', 'Searches given a slot since start.', search('admitted'));
     new Counter({
       name: `${P}search_pool_refused_total`,
-      help: 'Searches refused with search_busy since start, by reason: queue_full, wait, key_share, timeout.',
+      help: 'Searches refused with search_busy since start, by reason: wait, queue_full, shed, timeout.',
       labelNames: ['reason'],
       registers: [registry],
       aggregator: 'sum',

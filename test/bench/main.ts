@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApi, type ApiFigures } from './api-bench.js';
 import type { LoadResult } from './load.js';
-import { benchSearch, type SearchFigures } from './search-bench.js';
+import { benchSearch, refusedShare, type SearchFigures } from './search-bench.js';
 import { benchFeed, feedLines } from './feed-bench.js';
 import { benchFastPath, type FastPathFigures, type Measured } from './fast-bench.js';
 import { benchLoadWhileSync, loadWhileSyncLines } from './load-while-sync.js';
@@ -64,12 +64,18 @@ function searchLines(s: SearchFigures): string[] {
     openLine('unique search at 20/s, highlights on', s.unique20) + '   (target p99 <= 250 ms, <= 1% refused)',
     openLine('unique search at 5/s, highlight=false', s.unique5Plain),
     openLine('unique search at 20/s, highlight=false', s.unique20Plain),
-    `  refused (503): ${[s.unique5, s.unique20, s.unique5Plain, s.unique20Plain].map((r) => `${fmt((100 * (r.statuses['503'] ?? 0)) / Math.max(1, Object.values(r.statuses).reduce((a, b) => a + b, 0)), 1)}%`).join(' / ')} (5/s, 20/s; then without highlights)`,
+    `  refused (503): ${[s.unique5, s.unique20, s.unique5Plain, s.unique20Plain].map((r) => `${fmt(100 * refusedShare(r), 1)}%`).join(' / ')} (5/s, 20/s; then without highlights)`,
+    openLine('unique search at 50/s, one key', s.unique50One) + `   refused ${fmt(100 * refusedShare(s.unique50One), 1)}%`,
+    openLine('unique search at 100/s, one key', s.unique100One) + `   refused ${fmt(100 * refusedShare(s.unique100One), 1)}%   (target p99 <= 50 ms, <= 1% refused)`,
+    openLine('unique search at 50/s, 4 keys in turn', s.unique50Keys) + `   refused ${fmt(100 * refusedShare(s.unique50Keys), 1)}%`,
+    openLine('unique search at 100/s, 4 keys in turn', s.unique100Keys) + `   refused ${fmt(100 * refusedShare(s.unique100Keys), 1)}%`,
+    ...s.ramp.map(({ rate, result }) => openLine(`unique search at ${rate}/s, one key (half phase)`, result) + `   refused ${fmt(100 * refusedShare(result), 1)}%`),
+    `  highest rate with <= 1% refused, one key: ${fmt(Math.max(0, ...[[50, s.unique50One] as const, [100, s.unique100One] as const, ...s.ramp.map((r) => [r.rate, r.result] as const)].filter(([, r]) => refusedShare(r) <= 0.01).map(([rate]) => rate)))}/s (of the rates tried: 50, 100, then 150-400 until one refused more)`,
     openLine('uncached list at 100/s, alone', s.listAlone),
     openLine('uncached list at 100/s, beside search at 5/s', s.listWithSearch) + `   (list p99 ${fmt(s.listWithSearch.p99 / Math.max(0.001, s.listAlone.p99), 1)}x alone; target <= 2x and <= 50 ms)`,
     openLine('  the search at 5/s beside it', s.searchBesideList),
     ...s.pathological.map((p) => `  pathological: ${p.name.padEnd(31)} ${fmt(p.ms, 1).padStart(7)} ms   status ${p.status}`),
-    `  API RSS: ${fmt(s.rss.before)} MB before, ${fmt(s.rss.afterSearch)} MB after the unique-search phases, ${fmt(s.rss.afterSections)} MB after 20,000 distinct sections, ${fmt(s.rss.afterQueries)} MB after 20,000 distinct q (cache budget ${s.rss.budgetMb} MB)`,
+    `  API RSS: ${fmt(s.rss.afterStart)} MB after start, peak ${fmt(s.rss.peak)} MB through all phases (targets <= 256 and <= 300 MB); ${fmt(s.rss.before)} MB before the distinct values, ${fmt(s.rss.afterSearch)} MB after the unique-search phases, ${fmt(s.rss.afterSections)} MB after 20,000 distinct sections, ${fmt(s.rss.afterQueries)} MB after 20,000 distinct q (cache budget ${s.rss.budgetMb} MB)`,
   ];
 }
 

@@ -23,6 +23,13 @@ export interface SearchFigures {
   /** highlight=false: the same phases without snippets. */
   unique5Plain: LoadResult;
   unique20Plain: LoadResult;
+  /** Never-repeated searches at 50/s and 100/s (highlights on), from one key and from KEYS keys in turn. */
+  unique50One: LoadResult;
+  unique100One: LoadResult;
+  unique50Keys: LoadResult;
+  unique100Keys: LoadResult;
+  /** One key, rising rates (half-length phases) until more than 1% is refused. */
+  ramp: { rate: number; result: LoadResult }[];
   /** Each of COLD_TERMS asked once, right after start (highlights on), one at a time. */
   cold: { q: string; ms: number; status: number }[];
   /** Seconds from /health answering until the last of COLD_TERMS was answered. */
@@ -33,7 +40,8 @@ export interface SearchFigures {
   listWithSearch: LoadResult;
   searchBesideList: LoadResult;
   pathological: { name: string; ms: number; status: number }[];
-  rss: { before: number; afterSearch: number; afterSections: number; afterQueries: number; budgetMb: number };
+  /** MB: after start (/health answering), after each group of phases, and the peak (VmHWM) through all of them. */
+  rss: { afterStart: number; before: number; afterSearch: number; afterSections: number; afterQueries: number; peak: number; budgetMb: number };
 }
 
 const SECONDS = Number(process.env.BENCH_SEARCH_SECONDS ?? 20);
@@ -159,11 +167,12 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
   // The load generator (this process, its threads included) on the other core.
   if (pinned) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
   const port = await freePort();
-  const workers = Number(process.env.SEARCH_WORKERS ?? 2);
+  // The API's own default (one search thread per core beside the main thread) unless set.
+  const workers = process.env.SEARCH_WORKERS ? Number(process.env.SEARCH_WORKERS) : Math.max(1, (pinned ? 1 : availableParallelism()) - 1);
   // Drawn before the API starts, and this process's garbage collected: the cold queries then
   // measure the API right after its start, not this process reading the corpus.
   const vocab = vocabulary(databasePath);
-  const queries = uniqueQueries(vocab, 6 * SECONDS * 60, 7);
+  const queries = uniqueQueries(vocab, 1_600 * SECONDS, 7);
   const floor = await clientFloor(headerSets[0]!, pinned);
   (globalThis as { gc?: () => void }).gc?.();
   const api = startPinnedApi(
@@ -177,14 +186,16 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     // Generous: on a busy machine an API pinned to one core takes a while to open a large snapshot.
     await waitForHttp(`${base}/health`, 120_000);
     const healthAt = performance.now();
+    const afterStart = memoryOf(api.pid!).rssMb;
     let used = 0;
     const searchUrls = (n: number, highlight = true) =>
       queries.slice(used, (used += n)).map(({ q, locale }) => `${base}/api/v1/search?q=${encodeURIComponent(q)}&locale=${locale}${highlight ? '' : '&highlight=false'}`);
     // No warm-up search: the API opens its port once its threads have built their views and
     // rehearsed, so the cold queries below are the first searches it answers, as a partner's.
 
-    const rate = (urls: string[], perSecond: number) =>
-      load({ mode: 'rate', urls, headerSets, rate: perSecond, durationMs: SECONDS * 1000, warmupMs: 0, connections: 64 });
+    const rate = (urls: string[], perSecond: number, headers = headerSets, seconds = SECONDS) =>
+      load({ mode: 'rate', urls, headerSets: headers, rate: perSecond, durationMs: seconds * 1000, warmupMs: 0, connections: 64 });
+    const oneKey = headerSets.slice(0, 1);
     // Cold: before any load, so no search thread has read these words yet.
     const coldQueries = async (terms: { q: string; locale: string }[]) => {
       const out: SearchFigures['cold'] = [];
@@ -203,6 +214,17 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     const unique20 = await rate(searchUrls(20 * SECONDS + 5), 20);
     const unique5Plain = await rate(searchUrls(5 * SECONDS + 5, false), 5);
     const unique20Plain = await rate(searchUrls(20 * SECONDS + 5, false), 20);
+    const unique50One = await rate(searchUrls(50 * SECONDS + 5), 50, oneKey);
+    const unique100One = await rate(searchUrls(100 * SECONDS + 5), 100, oneKey);
+    const unique50Keys = await rate(searchUrls(50 * SECONDS + 5), 50);
+    const unique100Keys = await rate(searchUrls(100 * SECONDS + 5), 100);
+    const ramp: SearchFigures['ramp'] = [];
+    for (const perSecond of [150, 200, 300, 400]) {
+      const half = Math.max(1, Math.round(SECONDS / 2));
+      const result = await rate(searchUrls(perSecond * half + 5), perSecond, oneKey, half);
+      ramp.push({ rate: perSecond, result });
+      if (refusedShare(result) > 0.01) break;
+    }
     const afterSearch = memoryOf(api.pid!).rssMb;
 
     // Uncached list pages: every (page, limit) pair once.
@@ -243,7 +265,8 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     // Words no article has: each answer is empty and cheap, but each is a new cache entry.
     await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
     const afterQueries = memoryOf(api.pid!).rssMb;
-    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, cold, coldSeconds, clientFloor: floor, listAlone, listWithSearch, searchBesideList, pathological, rss: { before, afterSearch, afterSections, afterQueries, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
+    const peak = memoryOf(api.pid!).peakMb;
+    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, unique50One, unique100One, unique50Keys, unique100Keys, ramp, cold, coldSeconds, clientFloor: floor, listAlone, listWithSearch, searchBesideList, pathological, rss: { afterStart, before, afterSearch, afterSections, afterQueries, peak, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
   } finally {
     await stop(api);
     if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });
@@ -276,6 +299,11 @@ async function clientFloor(headers: Record<string, string>, pinned: boolean): Pr
   } finally {
     await stop(bare);
   }
+}
+
+/** Share of a phase's answers that were 503 search_busy. */
+export function refusedShare(r: LoadResult): number {
+  return (r.statuses['503'] ?? 0) / Math.max(1, Object.values(r.statuses).reduce((a, b) => a + b, 0));
 }
 
 /** About what a page of 20 English hits with highlights weighs on the bench corpus. */

@@ -87,10 +87,10 @@ describe('the API metrics endpoint (METRICS_PORT)', () => {
 
   it('counts searches admitted and refused by reason, and shows none in flight once they answered', async () => {
     // One slot, no queue, one key: of searches sent at once, those arriving while one runs are
-    // refused at arrival (key_share here, as the key already holds every place). The timeout is
+    // refused at arrival (queue_full here, as there is no place to wait). The timeout is
     // raised far above the default 2 s: on a loaded CI machine the first search on a cold thread
     // can take longer, and this test counts refusals at arrival, not timeouts.
-    const busy = await spawnApi({ DATABASE_PATH: dbPath, METRICS_PORT: '0', SEARCH_WORKERS: '1', SEARCH_CONCURRENCY: '1', SEARCH_QUEUE: '0', SEARCH_KEY_SHARE_PERCENT: '100', SEARCH_TIMEOUT_MS: '60000' });
+    const busy = await spawnApi({ DATABASE_PATH: dbPath, METRICS_PORT: '0', SEARCH_WORKERS: '1', SEARCH_CONCURRENCY: '1', SEARCH_QUEUE: '0', SEARCH_TIMEOUT_MS: '60000' });
     const statuses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         fetch(`${busy.url}/api/v1/search?q=hello+w${i}`, { headers: { 'X-API-Key': key } }).then(async (r) => {
@@ -106,7 +106,7 @@ describe('the API metrics endpoint (METRICS_PORT)', () => {
 
     const m = await scrape(busy.metricsUrl!);
     expect(m.types.get('syndication_search_pool_refused_total')).toBe('counter');
-    const byReason = ['queue_full', 'wait', 'key_share', 'timeout'].map((reason) => m.value('syndication_search_pool_refused_total', { reason }) ?? 0);
+    const byReason = ['queue_full', 'wait', 'shed', 'timeout'].map((reason) => m.value('syndication_search_pool_refused_total', { reason }) ?? 0);
     expect(byReason.reduce((a, b) => a + b)).toBe(refused);
     expect(m.value('syndication_search_pool_refused_total', { reason: 'timeout' })).toBe(0);
     expect(m.value('syndication_search_admitted_total')).toBe(answered);

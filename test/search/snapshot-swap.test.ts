@@ -94,7 +94,7 @@ describe('a search that outlives the snapshot it started on', () => {
       health: async () => ({ engine: 'sqlite', status: 'ok' }),
       close: async () => {},
     };
-    const engine = new AdmittedEngine(inner, { concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 100 });
+    const engine = new AdmittedEngine(inner, { concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000 });
     const api = await startApi({ databasePath: path, keysDatabasePath: keysPathFor(path), clock: testClock(NOW), engine });
     try {
       const first = api.request.get('/api/v1/search').query({ q: 'laser one' }).set('X-API-Key', key).then((r) => r);

@@ -322,7 +322,6 @@ describe('a search stopped at its time budget', () => {
       queue: 0,
       maxWaitMs: 0,
       timeoutMs: 200,
-      keySharePercent: 100,
     });
     const budgeted = await startApi({ databasePath: dbPath, clock, engine: admitted });
     // A first search reads the server's version, which is then known: the hang is the search's own.
@@ -351,7 +350,6 @@ describe('a search past MEILI_TIMEOUT_MS, sent with the search\'s own signal', (
       queue: 0,
       maxWaitMs: 0,
       timeoutMs: 5_000,
-      keySharePercent: 100,
     });
     const timed = await startApi({ databasePath: dbPath, clock, engine: admitted });
     expect((await timed.request.get('/api/v1/search').query({ q: 'cladding' }).set('X-API-Key', key).timeout(5_000)).status).toBe(200);

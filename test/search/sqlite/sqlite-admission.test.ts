@@ -29,7 +29,7 @@ async function refusal(promise: Promise<unknown>): Promise<SearchBusyError> {
 
 describe('admission control', () => {
   it('runs up to the concurrency, queues up to the queue, and refuses the rest at once with Retry-After', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 100 });
+    const admission = new Admission({ concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000 });
     const g = gate();
     const first = admission.run('a', () => g.opened.then(() => 1));
     const second = admission.run('b', async () => 2);
@@ -45,33 +45,25 @@ describe('admission control', () => {
     expect(admission.stats()).toMatchObject({ in_flight: 0, queued: 0 });
   });
 
-  it('says "1 search" when a key\'s share is a single search', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
+  it('lets a lone key use every slot and every place, then gives the newest of its waiting searches up to another key', async () => {
+    // 2 slots, 2 places: key a alone runs 2 and queues 2; a third waiting one is refused.
+    const admission = new Admission({ concurrency: 2, queue: 2, maxWaitMs: 60_000, timeoutMs: 60_000 });
     const g = gate();
-    const held = admission.run('a', () => g.opened.then(() => 'a1'));
-    expect((await refusal(admission.run('a', async () => 'a2'))).message).toMatch(/^Your key already has 1 search running or waiting,/);
-    g.open();
-    expect(await held).toBe('a1');
-  });
-
-  it('refuses one key past its share while another key still gets a slot', async () => {
-    // 2 slots, 2 places in the queue, 50 %: one key runs 1 and holds at most 2.
-    const admission = new Admission({ concurrency: 2, queue: 2, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
-    const g = gate();
-    const a1 = admission.run('a', () => g.opened.then(() => 'a1'));
-    const a2 = admission.run('a', () => g.opened.then(() => 'a2'));
-    const a3 = refusal(admission.run('a', async () => 'a3'));
-    expect((await a3).message).toBe('Your key already has 2 searches running or waiting, its share of search capacity; retry when one has answered.');
-    // Key a's second search waits although a slot is free: that slot is b's.
-    expect(admission.stats()).toMatchObject({ in_flight: 1, queued: 1, refused_key_share: 1 });
+    const a = [1, 2, 3, 4].map((n) => admission.run('a', () => g.opened.then(() => `a${n}`)));
+    expect(admission.stats()).toMatchObject({ in_flight: 2, queued: 2 });
+    const a5 = await refusal(admission.run('a', async () => 'a5'));
+    expect(a5.message).toMatch(/your key has the most searches waiting/);
+    // Key b arrives: a's newest waiting search (a4) gives its place up.
+    const a4 = refusal(a.pop()!);
     const b1 = admission.run('b', () => g.opened.then(() => 'b1'));
-    expect(admission.stats()).toMatchObject({ in_flight: 2, queued: 1 });
+    expect((await a4).message).toMatch(/retry/i);
+    expect(admission.stats()).toMatchObject({ in_flight: 2, queued: 2, refused_queue_full: 1, refused_shed: 1 });
     g.open();
-    expect(await Promise.all([a1, a2, b1])).toEqual(['a1', 'a2', 'b1']);
+    expect(await Promise.all([...a, b1])).toEqual(['a1', 'a2', 'a3', 'b1']);
   });
 
   it('starts waiting searches round-robin between keys, not first come first served', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 100 });
+    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 60_000, timeoutMs: 60_000 });
     const order: string[] = [];
     const g = gate();
     const job = (name: string) => async () => {
@@ -84,9 +76,8 @@ describe('admission control', () => {
     expect(order).toEqual(['a1', 'a2', 'b1', 'a3']);
   });
 
-  it('starts one waiting search per freed slot, never past the concurrency or a key\'s share, while searches take time', async () => {
-    // 2 slots, 4 places in the queue, 50 %: one running search per key, three places.
-    const admission = new Admission({ concurrency: 2, queue: 4, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
+  it('starts one waiting search per freed slot, never past the concurrency, from the key with the fewest running', async () => {
+    const admission = new Admission({ concurrency: 2, queue: 4, maxWaitMs: 60_000, timeoutMs: 60_000 });
     const gates = new Map<string, ReturnType<typeof gate>>();
     const started: string[] = [];
     const job = (name: string) => () => {
@@ -103,7 +94,7 @@ describe('admission control', () => {
 
     gates.get('a1')!.open();
     await settle();
-    // One slot freed: one search starts (key a's next), not the whole queue.
+    // One slot freed: one search starts (key a's next, as a now runs none), not the whole queue.
     expect(started).toEqual(['a1', 'b1', 'a2']);
     expect(admission.stats()).toMatchObject({ in_flight: 2, queued: 2 });
 
@@ -124,7 +115,7 @@ describe('admission control', () => {
 
   it('refuses at arrival a search expected to wait past the longest wait, from how long searches have been taking', async () => {
     let now = 0;
-    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 100, timeoutMs: 60_000, keySharePercent: 100 }, () => now);
+    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 100, timeoutMs: 60_000 }, () => now);
     // One search that held its slot 60 ms: searches are expected to take that long.
     const seed = gate();
     const seeded = admission.run('a', () => seed.opened);
@@ -149,7 +140,7 @@ describe('admission control', () => {
 
   it('refuses a search still waiting for a slot at the longest wait, and gives its place back', async () => {
     // No search has ended yet, so nothing is expected: the search waits, up to 50 ms.
-    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 50, timeoutMs: 60_000, keySharePercent: 100 });
+    const admission = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 50, timeoutMs: 60_000 });
     const g = gate();
     const running = admission.run('a', () => g.opened.then(() => 'running'));
     const waiting = refusal(admission.run('b', async () => 'never'));
@@ -164,7 +155,7 @@ describe('admission control', () => {
   });
 
   it('answers search_busy when a search passes its time budget, and keeps the slot until the work really ends', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 60_000, timeoutMs: 50, keySharePercent: 100 });
+    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 60_000, timeoutMs: 50 });
     const g = gate();
     const busy = await refusal(admission.run('a', () => g.opened));
     expect(busy.message).toMatch(/did not finish within 50 ms/);
@@ -199,7 +190,7 @@ describe('search_busy over HTTP and stopping a runaway search', () => {
       articles: [rawArticle({ slug: 'heron', title: 'Heron optics', section_slug: 'fiber', published_at: '2026-10-01T00:00:00Z' })],
     });
     key = addKey(dbPath).key;
-    admitted = new AdmittedEngine(new HeldEngine(), { concurrency: 1, queue: 0, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 100 });
+    admitted = new AdmittedEngine(new HeldEngine(), { concurrency: 1, queue: 0, maxWaitMs: 60_000, timeoutMs: 60_000 });
     api = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: admitted });
   });
 
@@ -222,25 +213,22 @@ describe('search_busy over HTTP and stopping a runaway search', () => {
     expect((await running).status).toBe(200);
   });
 
-  it("refuses one partner's searches past its share of the slots while another partner's search still runs", async () => {
-    // Two slots, no queue, 50 %: each key may hold one slot. The key comes from the request's
-    // X-API-Key, so one partner's burst cannot take the slot another partner is owed.
-    const shared = new AdmittedEngine(new HeldEngine(), { concurrency: 2, queue: 0, maxWaitMs: 60_000, timeoutMs: 60_000, keySharePercent: 50 });
+  it("gives another partner's search the place of one partner's newest waiting search when every place is taken", async () => {
+    // One slot, one place: the first key's second search waits, and the second key's search
+    // takes its place, so one partner's burst cannot keep another partner out.
+    const shared = new AdmittedEngine(new HeldEngine(), { concurrency: 1, queue: 1, maxWaitMs: 60_000, timeoutMs: 60_000 });
     const two = await startApi({ databasePath: dbPath, clock: testClock(NOW), engine: shared });
     const other = addKey(dbPath, 'Second partner').key;
     try {
       hold = gate();
       const running = two.request.get('/api/v1/search?q=heron').set('X-API-Key', key).then((r) => r);
       while (shared.stats().in_flight === 0) await new Promise((r) => setTimeout(r, 5));
-      const again = await two.request.get('/api/v1/search?q=optics').set('X-API-Key', key);
-      expectError(again, 503, 'search_busy');
-      expect(again.body.error.message).toMatch(/share/);
-      let answered = false;
-      const theirs = two.request
-        .get('/api/v1/search?q=optics')
-        .set('X-API-Key', other)
-        .then((r) => ((answered = true), r));
-      while ((shared.stats().in_flight ?? 0) < 2 && !answered) await new Promise((r) => setTimeout(r, 5));
+      const again = two.request.get('/api/v1/search?q=optics').set('X-API-Key', key).then((r) => r);
+      while (shared.stats().queued === 0) await new Promise((r) => setTimeout(r, 5));
+      const theirs = two.request.get('/api/v1/search?q=optics').set('X-API-Key', other).then((r) => r);
+      const shed = await again;
+      expectError(shed, 503, 'search_busy');
+      expect(shed.body.error.message).toMatch(/most searches waiting/);
       hold.open();
       expect((await theirs).status).toBe(200);
       expect((await running).status).toBe(200);

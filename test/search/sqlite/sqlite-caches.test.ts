@@ -36,7 +36,7 @@ beforeAll(async () => {
   api = await startApi({
     databasePath: dbPath,
     clock: testClock(NOW),
-    engine: new AdmittedEngine(engine, { concurrency: 4, queue: 64, maxWaitMs: 60_000, timeoutMs: 30_000, keySharePercent: 100 }),
+    engine: new AdmittedEngine(engine, { concurrency: 4, queue: 64, maxWaitMs: 60_000, timeoutMs: 30_000 }),
     responseCache: cache,
     logLevel: 'warn',
   });

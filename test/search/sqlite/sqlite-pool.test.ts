@@ -29,7 +29,7 @@ searchContract('sqlite in worker threads', () => ({
     startApi({
       databasePath: dbPath,
       clock,
-      engine: new AdmittedEngine(new PooledSqliteEngine(2, setup(dbPath), memoryLogger().logger), { concurrency: 2, queue: 64, maxWaitMs: 60_000, timeoutMs: 30_000, keySharePercent: 100 }),
+      engine: new AdmittedEngine(new PooledSqliteEngine(2, setup(dbPath), memoryLogger().logger), { concurrency: 2, queue: 64, maxWaitMs: 60_000, timeoutMs: 30_000 }),
     }),
   index: async () => {},
   cleanup: async () => {},

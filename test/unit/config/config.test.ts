@@ -35,14 +35,14 @@ describe('loadApiConfig', () => {
     // One 64 MB budget: three quarters for responses, a quarter for the search threads.
     expect(config.responseCacheBytes).toBe(48 * 1024 * 1024);
     expect(config.searchRuntime.cacheBytesPerWorker * config.searchRuntime.workers).toBeLessThanOrEqual(16 * 1024 * 1024);
-    expect(config.searchRuntime).toMatchObject({ timeoutMs: 2_000, keySharePercent: 50, rankAllMax: 2_000 });
+    expect(config.searchRuntime).toMatchObject({ timeoutMs: 2_000, rankAllMax: 2_000 });
     expect(config.rateLimit).toEqual({ perMinute: 0, burstSeconds: 10 });
     expect(config.search).toEqual({ engine: 'sqlite' });
   });
 
-  it('gives the host about one search thread per core, shared out between its API processes', () => {
+  it('gives the host about one search thread per core beside each main thread, shared out between its API processes', () => {
     const cores = availableParallelism();
-    expect(loadApiConfig({}).searchRuntime.workers).toBe(cores);
+    expect(loadApiConfig({}).searchRuntime.workers).toBe(Math.max(1, cores - 1));
     expect(loadApiConfig({ WEB_CONCURRENCY: String(cores) }).searchRuntime.workers).toBe(1);
     expect(loadApiConfig({ WEB_CONCURRENCY: String(cores * 4) }).searchRuntime.workers).toBe(1);
     expect(loadApiConfig({ WEB_CONCURRENCY: '2', SEARCH_WORKERS: '3' }).searchRuntime.workers).toBe(3);
