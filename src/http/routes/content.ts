@@ -3,7 +3,6 @@ import { readChanges } from '../../content/feed.js';
 import type { Catalog } from '../../content/catalog.js';
 import { getArticleOrFail, listArticles, listSections } from '../../content/articles.js';
 import { searchArticles } from '../../content/search.js';
-
 import type { SnapshotStore } from '../../db/snapshot/snapshot-store.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../lib/time.js';
