@@ -165,7 +165,8 @@ describe('full sync', () => {
       expect(expected['searchableAttributes']).toEqual(['title', 'excerpt', 'body', 'section_name', 'author']);
       // `id` too: the API leaves out ids the index has not caught up with, in the search itself.
       expect([...settings.filterableAttributes].sort()).toEqual(['id', 'published_at_ts', 'section_slug']);
-      expect(settings.sortableAttributes).toEqual(['published_at_ts']);
+      // slug too: order=newest and oldest break ties of publication time by it (decision 0061).
+      expect(settings.sortableAttributes).toEqual(['published_at_ts', 'slug']);
       expect(settings.rankingRules).toEqual(expected['rankingRules']);
       expect(settings.rankingRules.at(-1)).toBe('published_at_ts:desc');
       // Exact totals for the whole corpus: far above the default 1000.
