@@ -1,8 +1,9 @@
 /**
- * What survives in `body_html`: the sanitizer's allow-list (docs/specs/api-contract.md, "Choosing fields
- * and body formats"; decision 0062). Everything not named here is removed: an element not
- * listed loses its tags (its text stays, escaped), except the raw-text and embedding elements
- * in DROPPED_WITH_CONTENT, whose content goes too; an attribute not listed is removed.
+ * What survives in `body_html`: the sanitizer's allow-list (docs/specs/api-contract.md,
+ * "Choosing fields and body formats"; decision 0062). Everything not named here is removed: an
+ * element not listed loses its tags (its text stays, escaped), except the raw-text and
+ * embedding elements in DROPPED_WITH_CONTENT, whose own text goes too (an element inside one
+ * is judged on its own); an attribute not listed is removed.
  *
  * The output is serialized by sanitize-html from its own tree: text and attribute values are
  * escaped (`<`, `>`, `&`, `"`), so whatever the input's parser made of broken or nested markup,
@@ -37,7 +38,7 @@ export const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
   code: ['class'],
 };
 
-/** Elements removed with everything inside them: their content is code, styles or fallback, not article text. */
+/** Elements removed with their text: it is code, styles or fallback, not article text. */
 export const DROPPED_WITH_CONTENT = [
   'script', 'style', 'textarea', 'option', 'select', 'noscript', 'noembed', 'noframes', 'template',
   'title', 'xmp', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'svg', 'math', 'head',
