@@ -105,7 +105,8 @@ export function createApp(deps: AppDeps): App {
 
   const metrics = deps.metrics;
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
-  const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
+  // Usage per key and day (src/keys/usage-counter.ts): counted here, written in the background.
+  const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.keysStore.counts.responded, deps.onResponse);
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy) });
   const security = securityHeaderList();
   const fastPath = deps.fastPath === false ? undefined : createFastPath({ ...keyCheck, catalog, cache, security });
