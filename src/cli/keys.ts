@@ -208,7 +208,7 @@ function program(): Command {
     .command('restore')
     .description('restore the keys database from a backup, in place, while the API runs; revoked keys stay revoked')
     .argument('<file>', 'a backup written by "keys backup"')
-    .option('--json', 'print {"path","keys","revocations_kept","keys_not_in_backup","revoked_after_backup","not_in_backup","live_database","revocations_logged","warning"}')
+    .option('--json', 'print {"path","keys","revocations_kept","keys_not_in_backup","revoked_after_backup","not_in_backup","live_database","revocations_logged","usage_days_carried","warning"}')
     .action(async (file: string, options: { json?: boolean }) => {
       const { keysDatabasePath, busyTimeoutMs } = settings();
       const result = await restoreKeys(file, keysDatabasePath, busyTimeoutMs).catch((error: Error) => {

@@ -20,6 +20,9 @@ export const USAGE_COLUMNS = [
 ] as const;
 export type UsageColumn = (typeof USAGE_COLUMNS)[number];
 
+/** The tables the API adds to every few seconds (a restore does not expect them unchanged after it). */
+export const USAGE_TABLES = ['key_usage', 'key_usage_articles'] as const;
+
 /** Counts are kept this many days (the contract's 400); older days are deleted by the API's flush. */
 export const USAGE_RETENTION_DAYS = 400;
 /**
@@ -120,4 +123,57 @@ export function addDays(day: string, n: number): string {
 /** The UTC day of an instant, `YYYY-MM-DD`. */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** The usage rows of a keys database file, each with its key's hash (ids may differ in a backup). */
+export interface StoredUsage {
+  counts: (Record<UsageColumn, number> & { hash: string; day: string; distinct_articles: number | null })[];
+  articles: { hash: string; day: string; locale: string; slug: string }[];
+}
+
+/** Reads the usage of a keys database (read-only), or nothing when it cannot be read or has none yet. */
+export function readStoredUsage(sqlite: Database.Database): StoredUsage {
+  const has = sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'key_usage'`).get();
+  if (!has) return { counts: [], articles: [] };
+  return {
+    counts: sqlite
+      .prepare(`SELECT k.hash, u.day, ${USAGE_COLUMNS.map((c) => `u.${c}`).join(', ')}, u.distinct_articles FROM key_usage u JOIN api_keys k ON k.id = u.key_id`)
+      .all() as StoredUsage['counts'],
+    articles: sqlite
+      .prepare('SELECT k.hash, a.day, a.locale, a.slug FROM key_usage_articles a JOIN api_keys k ON k.id = a.key_id')
+      .all() as StoredUsage['articles'],
+  };
+}
+
+/**
+ * Carries the usage of the database a restore replaces into the restored copy: counts only
+ * grow, so for each key (matched by hash) and day the larger of each count is kept, and the
+ * articles read are united. Usage of keys the copy does not have is left out.
+ */
+export function mergeUsage(copy: Database.Database, live: StoredUsage): number {
+  const idOf = new Map((copy.prepare('SELECT hash, id FROM api_keys').all() as { hash: string; id: number }[]).map((k) => [k.hash, k.id]));
+  const upsert = copy.prepare(
+    `INSERT INTO key_usage (key_id, day, ${USAGE_COLUMNS.join(', ')}, distinct_articles)
+     VALUES (?, ?, ${USAGE_COLUMNS.map(() => '?').join(', ')}, ?)
+     ON CONFLICT (key_id, day) DO UPDATE SET ${USAGE_COLUMNS.map((c) => `${c} = max(${c}, excluded.${c})`).join(', ')},
+       distinct_articles = CASE WHEN excluded.distinct_articles IS NULL THEN distinct_articles
+         ELSE max(coalesce(distinct_articles, 0), excluded.distinct_articles) END`,
+  );
+  const article = copy.prepare(ARTICLE);
+  let merged = 0;
+  copy
+    .transaction(() => {
+      for (const row of live.counts) {
+        const id = idOf.get(row.hash);
+        if (id === undefined) continue;
+        upsert.run(id, row.day, ...USAGE_COLUMNS.map((c) => row[c]), row.distinct_articles);
+        merged += 1;
+      }
+      for (const a of live.articles) {
+        const id = idOf.get(a.hash);
+        if (id !== undefined) article.run(a.day, id, a.locale, a.slug);
+      }
+    })
+    .immediate();
+  return merged;
 }
