@@ -73,6 +73,8 @@ export function createFastPath(deps: FastPathDeps): FastPath {
             : route === ROUTES.changes
               ? resolveChanges(req, session, catalog, now)
               : resolveDetail(req, slugOf(req.url!), session, catalog, now);
+      // A change feed request that may wait (`wait`) is Express's: its route decides whether to hold it.
+      if (route === ROUTES.changes && (resolved.q as { wait?: number }).wait! > 0) return false;
       const rep = cache.hit(resolved.key);
       if (!rep) return false;
       context.fastPath = true;

@@ -1,17 +1,18 @@
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { readChanges } from '../../content/feed.js';
 import type { Catalog } from '../../content/catalog.js';
 import { getArticleOrFail, hydrate, listArticles, listSections, type ArticlePage } from '../../content/articles.js';
 import { reachablePages, searchArticles } from '../../content/search.js';
 import { LOCALES, type Locale } from '../../locale.js';
-import type { SnapshotStore } from '../../db/snapshot/snapshot-store.js';
+import type { SnapshotStore, StoreSession } from '../../db/snapshot/snapshot-store.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../lib/time.js';
 import { sessionOf } from '../pipeline/api-key.js';
 import { contextOf } from '../pipeline/context.js';
 import { parseQuery } from '../pipeline/parse-query.js';
 import { resolveCategories, resolveChanges, resolveDetail, resolveList } from '../fast/cacheable.js';
-import { searchQuery, type SearchQuery } from '../contract/query-schemas.js';
+import { searchQuery, type ChangesQuery, type SearchQuery } from '../contract/query-schemas.js';
+import type { FeedWaits } from './feed-wait.js';
 import { represent, sendRepresentation, type Representation, type ResponseCache } from '../fast/representation.js';
 import { ROUTES } from './routes-table.js';
 import { pageMeta, toArticle, toArticleDetail, toChange, toSearchHit, toSection } from '../contract/serializers.js';
@@ -24,6 +25,8 @@ export interface ContentDeps {
   engine: SearchEngine;
   cache: ResponseCache;
   clock: Clock;
+  /** Holds the change feed's waiting requests (`wait`); without it `wait` is ignored. */
+  waits?: FeedWaits;
 }
 
 /**
@@ -31,7 +34,7 @@ export interface ContentDeps {
  * of the snapshot, and answers from the response cache, keyed by the request and the view's
  * content tag, so repeated pages cost no query at all.
  */
-export function contentRoutes({ store, catalog, engine, cache, clock }: ContentDeps): Router {
+export function contentRoutes({ store, catalog, engine, cache, clock, waits }: ContentDeps): Router {
   const router = Router();
 
   router.get(ROUTES.articles.path, (req, res) => {
@@ -67,29 +70,27 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
-  router.get(ROUTES.changes.path, (req, res) => {
+  router.get(ROUTES.changes.path, (req, res, next) => {
     const session = sessionOf(res);
     const now = clock();
-    const { q, view, key } = resolveChanges(req, session, catalog, now);
-    // A page held back to a sync's pending mark is dated at the mark: dated `now`, it would
-    // count a scheduled article it leaves out, and a partner revalidating by date would get a
-    // 304 for the page that has it.
-    let asOf = now;
-    const rep = cache.remember(key, () => {
-      const page = readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
-      asOf = page.asOf;
-      return represent(
-        {
-          data: page.changes.map(toChange),
-          meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
-        },
-        undefined,
-        // Held back to a sync's pending mark: the cache key (the content tag) does not follow
-        // the mark, so a kept page could hide a due scheduled article after the sync.
-        { transient: page.heldBack },
-      );
-    });
-    sendRepresentation(req, res, rep, view.lastModified(asOf));
+    const { q, view } = resolveChanges(req, session, catalog, now);
+    // `wait` (src/http/routes/feed-wait.ts): an empty page is held until the feed moves.
+    const keyId = contextOf(res).key?.id;
+    if (waits && q.wait > 0 && keyId !== undefined && feedIsQuiet(session, q, now)) {
+      const attempt = (force: boolean): boolean => {
+        try {
+          const later = store.session();
+          const at = clock();
+          if (!force && feedIsQuiet(later, q, at)) return false;
+          sendChanges(req, res, later, at);
+        } catch (error) {
+          next(error);
+        }
+        return true;
+      };
+      if (waits.enter({ keyId, locale: q.locale, res, tag: view.contentTag(now), waitMs: q.wait * 1000, attempt })) return;
+    }
+    sendChanges(req, res, session, now);
   });
 
   router.get(ROUTES.search.path, async (req, res) => {
@@ -112,7 +113,36 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
+  /** The change feed's page after `since`, from the cache or read, sent. */
+  function sendChanges(req: Request, res: Response, session: StoreSession, now: number): void {
+    const { q, view, key } = resolveChanges(req, session, catalog, now);
+    // A page held back to a sync's pending mark is dated at the mark: dated `now`, it would
+    // count a scheduled article it leaves out, and a partner revalidating by date would get a
+    // 304 for the page that has it.
+    let asOf = now;
+    const rep = cache.remember(key, () => {
+      const page = readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
+      asOf = page.asOf;
+      return represent(
+        {
+          data: page.changes.map(toChange),
+          meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
+        },
+        undefined,
+        // Held back to a sync's pending mark: the cache key (the content tag) does not follow
+        // the mark, so a kept page could hide a due scheduled article after the sync.
+        { transient: page.heldBack },
+      );
+    });
+    sendRepresentation(req, res, rep, view.lastModified(asOf));
+  }
+
   return router;
+}
+
+/** Whether the feed has nothing after the query's cursor now (what `wait` waits on). */
+function feedIsQuiet(session: StoreSession, q: ChangesQuery, now: number): boolean {
+  return readChanges(session, { locale: q.locale, since: q.since, limit: 1, now }).changes.length === 0;
 }
 
 /** A search's response: its hits (with their highlights when asked for) and the page's meta. */
