@@ -103,6 +103,16 @@ describe('wait on the change feed', () => {
     expect(empty.at - before).toBeLessThan(3_000);
   }, 60_000);
 
+  it('is not cut by the server idle timeout (HTTP_REQUEST_TIMEOUT_MS) while it waits', async () => {
+    const api = await spawnApi({ DATABASE_PATH: snapshot, HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '1000' });
+    const head = (await get(api, '/api/v1/changes', key)).body.meta.next;
+    const before = Date.now();
+    const answer = await get(api, `/api/v1/changes?since=${head}&wait=3`, key);
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toEqual([]);
+    expect(answer.at - before).toBeGreaterThanOrEqual(2_950);
+  }, 60_000);
+
   it('refuses a wait outside 0 to 60 seconds with a 400', async () => {
     const api = await spawnApi({ DATABASE_PATH: snapshot });
     for (const wait of ['61', '-1', '1.5', 'soon']) {
