@@ -37,8 +37,8 @@ interface DayCounts {
   day: string;
   /** Counts per key, one slot per USAGE_COLUMNS. */
   keys: Map<number, Float64Array>;
-  /** `keyId locale slug` of the articles read. */
-  articles: Set<string>;
+  /** Per key, the articles read, as `locale slug` (articleOf). */
+  articles: Map<number, Set<string>>;
 }
 
 /**
@@ -96,28 +96,20 @@ export class UsageCounter {
       this.droppedArticles = true;
       return;
     }
-    try {
-      const url = req.url!;
-      const query = url.indexOf('?');
-      let end = query === -1 ? url.length : query;
-      if (url.charCodeAt(end - 1) === 47) end -= 1;
-      // As the route read them: the slug decoded, the locale parsed by the same schema.
-      const slug = decodeURIComponent(url.slice(ARTICLE_SLUG_AT, end));
-      const { locale } = parseQuery(req, detailQuery);
-      const entry = `${keyId} ${locale} ${slug}`;
-      if (!day.articles.has(entry)) {
-        day.articles.add(entry);
-        this.pendingArticles += 1;
-      }
-    } catch {
-      // A 200 was answered for this URL, so it parses; nothing to count otherwise.
+    const article = articleOf(req);
+    if (article === undefined) return;
+    let read = day.articles.get(keyId);
+    if (read === undefined) day.articles.set(keyId, (read = new Set()));
+    if (!read.has(article)) {
+      read.add(article);
+      this.pendingArticles += 1;
     }
   }
 
   private dayOf(at: number): DayCounts {
     const name = utcDay(at);
     let day = this.days.get(name);
-    if (!day) this.days.set(name, (day = { day: name, keys: new Map(), articles: new Set() }));
+    if (!day) this.days.set(name, (day = { day: name, keys: new Map(), articles: new Map() }));
     const start = Date.parse(`${name}T00:00:00Z`);
     // The newest day is the one kept at hand: a request of the day before, late, is looked up.
     if (start >= this.currentStart) {
@@ -171,7 +163,7 @@ export class UsageCounter {
       const day = this.days.get(name);
       if (!day) {
         this.days.set(name, old);
-        this.pendingArticles += old.articles.size;
+        for (const read of old.articles.values()) this.pendingArticles += read.size;
         continue;
       }
       for (const [keyId, counts] of old.keys) {
@@ -179,7 +171,11 @@ export class UsageCounter {
         if (!now) day.keys.set(keyId, counts);
         else for (let i = 0; i < counts.length; i++) now[i]! += counts[i]!;
       }
-      for (const entry of old.articles) if (!day.articles.has(entry)) (day.articles.add(entry), (this.pendingArticles += 1));
+      for (const [keyId, read] of old.articles) {
+        let into: Set<string> | undefined = day.articles.get(keyId);
+        if (!into) day.articles.set(keyId, (into = new Set<string>()));
+        for (const article of read) if (!into.has(article)) (into.add(article), (this.pendingArticles += 1));
+      }
     }
   }
 
@@ -213,10 +209,40 @@ function toBatch(days: Map<string, DayCounts>) {
   return {
     counts: list.flatMap((d) => [...d.keys].map(([keyId, counts]) => ({ keyId, day: d.day, counts }))),
     articles: list.flatMap((d) =>
-      [...d.articles].map((entry) => {
-        const [keyId, locale] = entry.split(' ', 2) as [string, string];
-        return { keyId: Number(keyId), day: d.day, locale, slug: entry.slice(keyId.length + locale.length + 2) };
-      }),
+      [...d.articles].flatMap(([keyId, read]) =>
+        [...read].map((article) => {
+          const space = article.indexOf(' ');
+          return { keyId, day: d.day, locale: article.slice(0, space), slug: article.slice(space + 1) };
+        }),
+      ),
     ),
   };
+}
+
+/**
+ * `locale slug` of an article URL, as the route read them (the slug decoded, the locale
+ * parsed by the same schema), remembered per URL: a repeated article (the cached path) costs
+ * a Map lookup, and the same string each time, whose hash the Set has already computed.
+ */
+const articleOfUrl = new Map<string, string>();
+const MAX_REMEMBERED_URLS = 10_000;
+
+function articleOf(req: IncomingMessage): string | undefined {
+  const url = req.url!;
+  const known = articleOfUrl.get(url);
+  if (known !== undefined) return known;
+  try {
+    const query = url.indexOf('?');
+    let end = query === -1 ? url.length : query;
+    if (url.charCodeAt(end - 1) === 47) end -= 1;
+    const slug = decodeURIComponent(url.slice(ARTICLE_SLUG_AT, end));
+    const { locale } = parseQuery(req, detailQuery);
+    const article = `${locale} ${slug}`;
+    if (articleOfUrl.size >= MAX_REMEMBERED_URLS) articleOfUrl.clear();
+    articleOfUrl.set(url, article);
+    return article;
+  } catch {
+    // A 200 was answered for this URL, so it parses; nothing to count otherwise.
+    return undefined;
+  }
 }
