@@ -92,8 +92,11 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
     // from the primary): the drain already under way carries on.
     if (drain.draining) return;
     logger.info({ signal }, 'stopping: answering requests in flight with Connection: close');
-    void drain
-      .drain(config.shutdownTimeoutMs)
+    const drained = drain.drain(config.shutdownTimeoutMs);
+    // After the drain has marked every answer Connection: close: the change feed's waiting
+    // requests are answered now (their page as it is), so they never hold the stop.
+    app.stopWaiting();
+    void drained
       .then(async (result) => {
         if (result === 'timed out') logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out: closed the remaining connections');
         await closeMetricsServer(metricsServer);

@@ -14,6 +14,7 @@ import { securityHeaderList } from './http/server/security-headers.js';
 import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
 import { contentRoutes } from './http/routes/content.js';
 import { rehearseSearchResponses } from './http/warm.js';
+import { FeedWaits } from './http/routes/feed-wait.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
 import { clientAddressResolver, compileTrust, type TrustProxy } from './http/server/client-address.js';
@@ -71,6 +72,10 @@ export type App = RequestListener & {
   warm(): void;
   /** Registers on the server carrying the app what the fast path needs of it (src/http/server/server-limits.ts calls it). */
   attach(server: Server): void;
+  /** Answers the change feed's waiting requests now, and any later `wait` at once (on SIGTERM). */
+  stopWaiting(): void;
+  /** The change feed's waiting requests (src/http/routes/feed-wait.ts). */
+  waits: FeedWaits;
 };
 
 /**
@@ -100,13 +105,19 @@ export function createApp(deps: AppDeps): App {
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
   app.use('/api/v1', requireApiKey(keyCheck));
-  app.use(contentRoutes({ store: deps.store, catalog, engine: deps.engine, cache, clock }));
+  const waits = new FeedWaits({
+    tagOf: (locale) => catalog.view(deps.store.session(), locale).contentTag(clock()),
+    maxPerKey: FeedWaits.maxPerKey(deps.processes),
+    observer: deps.metrics?.waits,
+  });
+  app.use(contentRoutes({ store: deps.store, catalog, engine: deps.engine, cache, clock, waits }));
   app.use(unknownPath);
   app.use(errorHandler(deps.logger, (error) => deps.store.noticeDamage(error)));
 
   const metrics = deps.metrics;
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
-  const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
+  // Usage per key and day (src/keys/usage-counter.ts): counted here, written in the background.
+  const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.keysStore.counts.responded, deps.onResponse);
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy) });
   const security = securityHeaderList();
   const fastPath = deps.fastPath === false ? undefined : createFastPath({ ...keyCheck, catalog, cache, security });
@@ -139,7 +150,7 @@ export function createApp(deps: AppDeps): App {
     }
   };
   const attach = (server: Server) => fastPath?.attach(server);
-  return Object.assign(listener, { limiter, warm, attach });
+  return Object.assign(listener, { limiter, warm, attach, waits, stopWaiting: () => waits.stop() });
 }
 
 function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {

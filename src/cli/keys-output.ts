@@ -1,6 +1,7 @@
 import type { ImportResult } from '../keys/open.js';
 import type { KeyMention, RestoreResult } from '../keys/backup.js';
 import type { CreatedKey, KeySummary } from '../keys/manage.js';
+import type { UsageRow } from '../keys/usage-report.js';
 import { printableName } from '../keys/partner-name.js';
 import { describeScope } from '../keys/scope.js';
 
@@ -33,6 +34,55 @@ export function keyTable(keys: KeySummary[]): string[] {
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
   return rows.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
+}
+
+const USAGE_FIELDS = [
+  ['day', 'DAY'],
+  ['key_id', 'KEY'],
+  ['partner', 'PARTNER'],
+  ['articles', 'ARTICLES'],
+  ['article', 'ARTICLE'],
+  ['categories', 'CATEGORIES'],
+  ['search', 'SEARCH'],
+  ['changes', 'CHANGES'],
+  ['not_modified', '304'],
+  ['client_errors', '4XX'],
+  ['server_errors', '5XX'],
+  ['distinct_articles', 'DISTINCT ARTICLES'],
+] as const satisfies readonly (readonly [keyof UsageRow, string])[];
+
+/** `keys usage` for people: one row per key and day, numbers aligned right. */
+export function usageTable(rows: UsageRow[]): string[] {
+  const cells = [
+    USAGE_FIELDS.map(([, title]) => title as string),
+    ...rows.map((r) => USAGE_FIELDS.map(([field]) => (field === 'partner' ? printableName(r.partner) : String(r[field])))),
+  ];
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((c) => [...c[i]!].length)));
+  const left = (i: number) => i <= 2;
+  return cells.map((c) =>
+    c
+      .map((cell, i) => {
+        const pad = ' '.repeat(widths[i]! - [...cell].length);
+        return left(i) ? cell + pad : pad + cell;
+      })
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/**
+ * `keys usage --csv` (RFC 4180): the JSON field names as the header. A partner name is
+ * quoted when it holds a comma or a quote, and prefixed with ' when it starts like a formula,
+ * so a spreadsheet opening the file shows it as text.
+ */
+export function usageCsv(rows: UsageRow[]): string[] {
+  return [USAGE_FIELDS.map(([field]) => field).join(','), ...rows.map((r) => USAGE_FIELDS.map(([field]) => csvCell(r[field])).join(','))];
+}
+
+function csvCell(value: string | number): string {
+  if (typeof value === 'number') return String(value);
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 export function initLines(path: string, created: boolean, snapshotPath: string, result: ImportResult): string[] {

@@ -13,7 +13,8 @@ import { openKeys, type OpenedKeys } from '../keys/open.js';
 import { runMain } from '../lib/main-guard.js';
 import { systemClock } from '../lib/time.js';
 import { keysDatabaseFailure } from './keys-failure.js';
-import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines, scopeLine } from './keys-output.js';
+import { createdLines, initLines, keyTable, rateLine, restoredLines, revokedLine, rotatedLines, scopeLine, usageCsv, usageTable } from './keys-output.js';
+import { usageReport } from '../keys/usage-report.js';
 
 /*
  * The editors' key tool: parses arguments, calls src/keys/, prints. Output for people by
@@ -220,6 +221,24 @@ function program(): Command {
     });
 
   cli
+    .command('usage')
+    .description('print usage per key and UTC day: requests per endpoint, 304s, 4xx, 5xx, distinct articles read')
+    .option('--partner <name>', "only this partner's keys")
+    .option('--id <id>', 'only this key')
+    .option('--from <YYYY-MM-DD>', 'from this UTC day (inclusive)')
+    .option('--to <YYYY-MM-DD>', 'up to this UTC day (inclusive)')
+    .option('--json', 'print a JSON array of rows')
+    .option('--csv', 'print CSV with a header line')
+    .action((options: { partner?: string; id?: string; from?: string; to?: string; json?: boolean; csv?: boolean }) => {
+      if (options.json && options.csv) throw new UsageError('use --json or --csv, not both');
+      const id = options.id === undefined ? undefined : keyId(options.id);
+      const rows = usageReport(open().db, { partner: options.partner, id, from: options.from, to: options.to });
+      if (options.csv) return usageCsv(rows).forEach(out);
+      if (!options.json && rows.length === 0) return out('No usage recorded for these keys and days.');
+      print(options.json, rows, () => usageTable(rows));
+    });
+
+  cli
     .command('backup')
     .description('copy the keys database (or with --snapshot the snapshot) to <file>, safely while everything runs')
     .argument('<file>', 'where to write the copy; must not exist yet')
@@ -240,7 +259,7 @@ function program(): Command {
     .command('restore')
     .description('restore the keys database from a backup, in place, while the API runs; revoked keys stay revoked')
     .argument('<file>', 'a backup written by "keys backup"')
-    .option('--json', 'print {"path","keys","revocations_kept","keys_not_in_backup","revoked_after_backup","not_in_backup","live_database","revocations_logged","warning"}')
+    .option('--json', 'print {"path","keys","revocations_kept","keys_not_in_backup","revoked_after_backup","not_in_backup","live_database","revocations_logged","usage_days_carried","warning"}')
     .action(async (file: string, options: { json?: boolean }) => {
       const { keysDatabasePath, busyTimeoutMs } = settings();
       const result = await restoreKeys(file, keysDatabasePath, busyTimeoutMs).catch((error: Error) => {
@@ -257,7 +276,7 @@ function program(): Command {
 runMain(async () => {
   const cli = program();
   if (process.argv.length <= 2) {
-    throw new UsageError('missing command: use init, create, list, scope, revoke, rotate, set-rate, backup or restore (see --help)');
+    throw new UsageError('missing command: use init, create, list, scope, revoke, rotate, set-rate, usage, backup or restore (see --help)');
   }
   try {
     await cli.parseAsync(process.argv);

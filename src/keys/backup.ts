@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { assertKeysDatabase, KEYS_MIGRATIONS, NotAKeysDatabaseError } from '../db/keys/keys-connection.js';
 import { applyRevocations, keyHashesOf, readKeysOf, type LiveKey } from '../db/keys/keys.js';
 import { migrate } from '../db/sqlite/migrate.js';
+import { mergeUsage, readStoredUsage, USAGE_TABLES, type StoredUsage } from '../db/keys/usage-counts.js';
 import { readRevocationLog, revocationLogPath } from './revocation-log.js';
 
 export { backupDatabase, type BackupResult };
@@ -31,6 +32,8 @@ export interface RestoreResult {
   not_in_backup: (KeyMention & { created_at: string })[];
   /** Whether the database being replaced could be read (its revocations and keys known). */
   live_database: 'read' | 'missing' | 'unreadable';
+  /** Key-days of usage carried over from the database replaced (the larger count of each kept). */
+  usage_days_carried: number;
   /** Revocations read back from the revocation log (src/keys/revocation-log.ts). */
   revocations_logged: number;
   /**
@@ -52,6 +55,9 @@ export async function restoreKeys(backupPath: string, livePath: string, busyTime
   const live = readKeysOf(livePath);
   const current = live.keys;
   const logged = readRevocationLog(livePath);
+  // Counted since the backup: carried over, as revocations are (usage written by a running
+  // API between this read and the restore, a few seconds at most, is not).
+  const usage = live.state === 'read' ? usageOf(livePath) : { counts: [], articles: [] };
   let result: RestoreResult | undefined;
   await restoreDatabase(backupPath, livePath, busyTimeoutMs, (copy) => {
     // The mistake is then in the argument, not in KEYS_DATABASE_PATH (checked above).
@@ -63,11 +69,13 @@ export async function restoreKeys(backupPath: string, livePath: string, busyTime
     migrate(copy, KEYS_MIGRATIONS);
     const fromLog = (logged ?? []).map((r) => ({ hash: r.hash, revokedAt: r.revoked_at }));
     const kept = applyRevocations(copy, [...current, ...fromLog]);
+    const carried = mergeUsage(copy, usage);
     const restored = new Set(keyHashesOf(copy));
     const lost = current.filter((k) => !restored.has(k.hash));
     result = {
       live_database: live.state,
       revocations_logged: logged?.length ?? 0,
+      usage_days_carried: carried,
       warning: unknownRevocations(livePath, live.state, logged !== undefined),
       keys: restored.size,
       revocations_kept: kept.length,
@@ -75,7 +83,7 @@ export async function restoreKeys(backupPath: string, livePath: string, busyTime
       revoked_after_backup: kept.map((k) => ({ ...mention(k), revoked_at: k.revokedAt! })),
       not_in_backup: lost.map((k) => ({ ...mention(k), created_at: k.createdAt })),
     };
-  });
+  }, USAGE_TABLES);
   return result!;
 }
 
@@ -93,6 +101,18 @@ function unknownRevocations(livePath: string, state: 'read' | 'missing' | 'unrea
         `a key revoked after the backup by any other means (SQL, an older version without the log) is active again, and keys created after the backup are unknown: check "npm run keys -- list" and revoke again any key that must not work`
     : `the keys database being replaced ${what} and there is no revocation log (${log}): every key revoked after the backup is active again, ` +
         `and keys created after it are unknown: check "npm run keys -- list" now and revoke again any key that must not work`;
+}
+
+function usageOf(path: string): StoredUsage {
+  let sqlite: Database.Database | undefined;
+  try {
+    sqlite = new Database(path, { readonly: true, fileMustExist: true });
+    return readStoredUsage(sqlite);
+  } catch {
+    return { counts: [], articles: [] };
+  } finally {
+    sqlite?.close();
+  }
 }
 
 const mention = (k: LiveKey): KeyMention => ({ id: k.id, partner: k.partner, prefix: k.prefix });

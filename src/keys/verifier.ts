@@ -31,8 +31,8 @@ const INVALID = 'The API key is not valid; check that it was copied whole.';
 
 /**
  * Checks partner keys against the keys database. The table is read again whenever the
- * session's generation changes (any commit by the CLI, or the API's own last-used writes,
- * at most once a minute), so a revocation is refused on the very next request while an
+ * session's generation changes (any commit by the CLI, or the API's own last-used and usage
+ * writes, at most once every 2 seconds while requests come: a read of every key's row), so a revocation is refused on the very next request while an
  * unchanged database costs one map lookup per request. Expiry is checked against the clock
  * on every request, so an expired key is refused at its time without any write.
  */

@@ -2,6 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { METRIC_PREFIX as P } from './registry.js';
 import { RequestStats } from './request-stats.js';
+import type { WaitEnd, WaitObserver } from '../http/routes/feed-wait.js';
+
+const WAIT_ENDS: readonly WaitEnd[] = ['change', 'timeout', 'room', 'stop', 'gone'];
 
 /*
  * The API's metrics. Requests are counted once per response, on `finish`, in plain numbers
@@ -65,6 +68,8 @@ export class ApiMetrics {
   private readonly serverErrors: Counter;
   private fastPathCount = 0;
   private sources: Partial<ApiMetricSources> = {};
+  /** The change feed's waiting requests (src/http/routes/feed-wait.ts). */
+  readonly waits: WaitObserver;
 
   constructor(readonly registry: Registry) {
     this.requests = new RequestStats(registry);
@@ -103,6 +108,26 @@ export class ApiMetrics {
         this.inc(fastPathCount());
       },
     });
+    // Waiting requests start and end rarely (seconds apart per partner): prom-client's own.
+    const waiting = new Gauge({
+      name: `${P}feed_waiting_requests`,
+      help: 'Change feed requests waiting now (wait=N) for the next change.',
+      registers: [registry],
+    });
+    const waitsEnded = new Counter({
+      name: `${P}feed_waits_ended_total`,
+      help: 'Change feed waits ended, by reason: change (the feed moved), timeout (none came), room (the connection was needed for a new client), stop (the API stopped), gone (the client left).',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    for (const reason of WAIT_ENDS) waitsEnded.inc({ reason }, 0);
+    this.waits = {
+      started: () => waiting.inc(),
+      ended: (reason) => {
+        waiting.dec();
+        waitsEnded.inc({ reason });
+      },
+    };
     this.scraped(registry);
   }
 

@@ -144,6 +144,7 @@ describe('keys restore', () => {
       not_in_backup: [],
       live_database: 'missing',
       revocations_logged: expect.any(Number),
+      usage_days_carried: 0,
       warning: expect.stringMatching(/revoke again any key that must not work/),
     });
     expect(readRows(keysPath, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);

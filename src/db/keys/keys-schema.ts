@@ -53,3 +53,45 @@ export const keyScopeChanges = sqliteTable(
 );
 
 export type KeyScopeChangeRow = typeof keyScopeChanges.$inferSelect;
+
+/*
+ * Usage per key and UTC day (docs/editors.md#usage; decision 0067), written by the API in the
+ * background (src/keys/usage-counter.ts) and read by `keys usage`. Counts only: no address,
+ * no user agent. Kept 400 days (the API's flush prunes older days).
+ */
+export const keyUsage = sqliteTable(
+  'key_usage',
+  {
+    keyId: integer('key_id').notNull(),
+    // UTC day, `YYYY-MM-DD`.
+    day: text('day').notNull(),
+    // Requests per endpoint, every status included.
+    articles: integer('articles').notNull().default(0),
+    article: integer('article').notNull().default(0),
+    categories: integer('categories').notNull().default(0),
+    search: integer('search').notNull().default(0),
+    changes: integer('changes').notNull().default(0),
+    notModified: integer('not_modified').notNull().default(0),
+    clientErrors: integer('client_errors').notNull().default(0),
+    serverErrors: integer('server_errors').notNull().default(0),
+    // Distinct articles read, set when the day's key_usage_articles rows are folded into it
+    // (two days after the day); null while those rows are the count.
+    distinctArticles: integer('distinct_articles'),
+  },
+  (t) => [primaryKey({ columns: [t.keyId, t.day] })],
+);
+
+/** The articles a key read on a day (INSERT OR IGNORE: distinct by construction), for recent days only. */
+export const keyUsageArticles = sqliteTable(
+  'key_usage_articles',
+  {
+    day: text('day').notNull(),
+    keyId: integer('key_id').notNull(),
+    // An article is its slug within a locale (the contract matches the path's slug per locale).
+    locale: text('locale').notNull(),
+    slug: text('slug').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.keyId, t.locale, t.slug] })],
+);
+
+export type KeyUsageRow = typeof keyUsage.$inferSelect;

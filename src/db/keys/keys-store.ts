@@ -4,6 +4,7 @@ import { isStoreFailure, SchemaOutdatedError } from '../sqlite/connection.js';
 import { openKeysReader, type KeysDb } from './keys-connection.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { isCorruption, ReopeningReader } from '../sqlite/reopening-reader.js';
+import { UsageCounter } from '../../keys/usage-counter.js';
 
 export interface KeysSession {
   db: KeysDb;
@@ -30,11 +31,19 @@ export class KeysStore {
   /** Reused while nothing changed: a new object only when the generation moves. */
   private current: KeysSession | undefined;
   private readonly usage: KeyUsageRecorder;
+  /** Usage per key and day (src/keys/usage-counter.ts): its `responded` is a per-response hook of the app. */
+  readonly counts: UsageCounter;
 
-  constructor(path: string, busyTimeoutMs: number, logger: Logger, options: { lastUsedIntervalMs?: number } = {}) {
+  constructor(
+    path: string,
+    busyTimeoutMs: number,
+    logger: Logger,
+    options: { lastUsedIntervalMs?: number; usageFlushIntervalMs?: number } = {},
+  ) {
     // A last-used write that finds the file damaged fails the store like a read would: keys
     // are never answered from memory once their file cannot be read.
     this.usage = new KeyUsageRecorder(path, logger, options.lastUsedIntervalMs, (error) => this.failure(error));
+    this.counts = new UsageCounter(path, logger, options.usageFlushIntervalMs, (error) => this.failure(error));
     this.reader = new ReopeningReader({
       path,
       open: () => openKeysReader(path, { busyTimeoutMs }),
@@ -45,7 +54,10 @@ export class KeysStore {
       onWrittenInPlace: 'reopen',
     });
     // A broken or replaced file: the last-used writer reopens with the reader.
-    this.reader.onDrop = () => this.usage.closeWriter();
+    this.reader.onDrop = () => {
+      this.usage.closeWriter();
+      this.counts.closeWriter();
+    };
   }
 
   /**
@@ -107,10 +119,12 @@ export class KeysStore {
   /** Writes pending last-used times now (tests; the API does it every minute and on close). */
   flushUsage(): void {
     this.usage.flush();
+    this.counts.flush();
   }
 
   close(): void {
     this.usage.close();
+    this.counts.close();
     this.current = undefined;
     this.reader.close();
   }

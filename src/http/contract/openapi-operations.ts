@@ -113,7 +113,11 @@ export const OPERATIONS: OperationSpec[] = [
       'Compacted and cursor-paged: each slug appears at most once, at its latest change, in feed order. Without ' +
       '`since` it is the whole exposed catalogue (as upserts) plus the retained deletes; with `since` (a previous ' +
       "answer's `meta.next`) it is every slug whose exposure changed after that cursor. Apply upserts (fetch the " +
-      'detail again for the body) and deletes, store `next`, poll. On `invalid_cursor`, start again without `since`.',
+      'detail again for the body) and deletes, store `next`, poll. On `invalid_cursor`, start again without `since`. ' +
+      'With `wait=N` (1 to 60) a request that finds nothing after `since` is held until the next change becomes visible ' +
+      '(answered within one second of it) or N seconds pass (then the empty page, with the same `next`); a waiting request ' +
+      'counts once against the rate limit, and a key may have 2 waiting (a third is answered at once). Allow your HTTP ' +
+      'client a read timeout of N + 10 seconds.',
     ok: { schema: changeListSchema, description: 'A page of changes.', example: changeListExample },
     cached: true,
   }),

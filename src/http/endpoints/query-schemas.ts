@@ -208,7 +208,15 @@ export const listQuery = z.object({
   order: listOrder,
   fields: fields(ARTICLE_FIELDS),
 });
-export const changesQuery = z.object({ locale, since, limit: changesLimit, fields: fields(ARTICLE_FIELDS) });
+/** The change feed's `wait` (src/http/routes/feed-wait.ts): the contract's 0 to 60 seconds. */
+export const MAX_WAIT_SECONDS = 60;
+const wait = digits('wait', 0, MAX_WAIT_SECONDS, `a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}`)
+  .default(0)
+  .meta({
+    description: `When nothing follows \`since\`, wait up to this many seconds (0 to ${MAX_WAIT_SECONDS}) for the next change and answer within one second of it becoming visible; the empty page, with the same \`next\`, when none comes. Answered at once when changes are already there. At most 2 waiting requests per key: a third is answered at once.`,
+  });
+
+export const changesQuery = z.object({ locale, since, limit: changesLimit, wait, fields: fields(ARTICLE_FIELDS) });
 export const detailQuery = z.object({ locale, fields: fields(DETAIL_FIELDS) });
 export const categoriesQuery = z.object({ locale });
 export const searchQuery = z.object({

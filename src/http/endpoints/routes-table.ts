@@ -48,7 +48,8 @@ export interface Route<P extends string = string, S extends z.ZodObject | undefi
   /**
    * The part of a response-cache key that comes from the parsed query: every parameter of the
    * schema, in the schema's order, so that a new parameter is in the key without anyone
-   * remembering to add it. Remembered per parsed query (parseQuery returns the same object
+   * remembering to add it, but those the declaration names in `notInCacheKey` (they change
+   * when an answer is sent, not what it holds). Remembered per parsed query (parseQuery returns the same object
    * for a repeated query string), so a repeated request pays a WeakMap lookup.
    */
   readonly cacheKey: (parsed: object) => string;
@@ -61,6 +62,8 @@ interface RouteOptions<S> {
   documented?: boolean;
   query?: S;
   paged?: boolean;
+  /** Parameters that change when the answer is sent, not what it holds (the feed's `wait`). */
+  notInCacheKey?: readonly string[];
 }
 
 export function declareRoute<const P extends string, S extends z.ZodObject | undefined = undefined>(path: P, options: RouteOptions<S> = {}): Route<P, S> {
@@ -76,7 +79,7 @@ export function declareRoute<const P extends string, S extends z.ZodObject | und
     query: options.query as S,
     paged: options.paged ?? false,
     linkParams: new Set(options.paged ? names.filter((n) => n !== 'page') : []),
-    cacheKey: cacheKeyOf(name, names),
+    cacheKey: cacheKeyOf(name, names.filter((n) => !options.notInCacheKey?.includes(n))),
   });
 }
 
@@ -99,7 +102,7 @@ export const ROUTES = Object.freeze({
   article: declareRoute('/api/v1/articles/:slug', { keyed: true, fast: true, query: detailQuery }),
   categories: declareRoute('/api/v1/categories', { keyed: true, fast: true, query: categoriesQuery }),
   search: declareRoute('/api/v1/search', { keyed: true, query: searchQuery, paged: true }),
-  changes: declareRoute('/api/v1/changes', { keyed: true, fast: true, query: changesQuery }),
+  changes: declareRoute('/api/v1/changes', { keyed: true, fast: true, query: changesQuery, notInCacheKey: ['wait'] }),
   openapi: declareRoute('/api/v1/openapi.json'),
   health: declareRoute('/health'),
   docs: declareRoute('/docs', { documented: false }),

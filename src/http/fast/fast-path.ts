@@ -71,6 +71,8 @@ export function createFastPath(deps: FastPathDeps): FastPath {
       const fast = route as Route<string, z.ZodObject>;
       const slug = route === ROUTES.article ? slugOf(req.url!) : undefined;
       const resolved = resolveCached(fast, req, session, catalog, now, slug, context.key?.scope);
+      // A change feed request that may wait (`wait`) is Express's: its route decides whether to hold it.
+      if (route === ROUTES.changes && (resolved.q as { wait?: number }).wait! > 0) return false;
       const rep = cache.hit(resolved.key);
       if (!rep) return false;
       context.fastPath = true;

@@ -1,10 +1,12 @@
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { readChanges } from '../../content/feed.js';
 import { readScopedChanges } from '../../content/scoped-feed.js';
 import type { Catalog } from '../../content/catalog.js';
 import { getArticleOrFail, listArticles, listSections } from '../../content/articles.js';
+import type { LocaleView } from '../../content/locale-view.js';
 import { searchArticles } from '../../content/search.js';
-import type { SnapshotStore } from '../../db/snapshot/snapshot-store.js';
+import type { SnapshotStore, StoreSession } from '../../db/snapshot/snapshot-store.js';
+import type { KeyScope } from '../../keys/scope.js';
 import type { SearchEngine } from '../../search/engine.js';
 import type { Clock } from '../../lib/time.js';
 import { sessionOf } from '../pipeline/api-key.js';
@@ -14,8 +16,9 @@ import { represent, sendRepresentation, type Representation, type ResponseCache 
 import { ROUTES } from '../endpoints/routes-table.js';
 import { pageMeta, pickDetail, toArticle, toChange, toSection } from '../contract/serializers.js';
 import { pick } from '../contract/fields.js';
-import { checkPublishedRange } from '../endpoints/query-schemas.js';
+import { checkPublishedRange, type ChangesQuery } from '../endpoints/query-schemas.js';
 import { searchRepresentation } from '../contract/search-representation.js';
+import type { FeedWaits } from './feed-wait.js';
 
 export interface ContentDeps {
   store: SnapshotStore;
@@ -23,6 +26,8 @@ export interface ContentDeps {
   engine: SearchEngine;
   cache: ResponseCache;
   clock: Clock;
+  /** Holds the change feed's waiting requests (`wait`); without it `wait` is ignored. */
+  waits?: FeedWaits;
 }
 
 /**
@@ -30,7 +35,7 @@ export interface ContentDeps {
  * of the snapshot, and answers from the response cache, keyed by the request and the view's
  * content tag, so repeated pages cost no query at all.
  */
-export function contentRoutes({ store, catalog, engine, cache, clock }: ContentDeps): Router {
+export function contentRoutes({ store, catalog, engine, cache, clock, waits }: ContentDeps): Router {
   const router = Router();
 
   router.get(ROUTES.articles.path, (req, res) => {
@@ -80,32 +85,28 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
-  router.get(ROUTES.changes.path, (req, res) => {
+  router.get(ROUTES.changes.path, (req, res, next) => {
     const session = sessionOf(res);
     const now = clock();
     const scope = contextOf(res).key?.scope;
-    const { q, view, key } = resolveCached(ROUTES.changes, req, session, catalog, now, undefined, scope);
-    // A page held back to a sync's pending mark is dated at the mark: dated `now`, it would
-    // count a scheduled article it leaves out, and a partner revalidating by date would get a
-    // 304 for the page that has it.
-    let asOf = now;
-    const rep = cache.remember(key, () => {
-      const page = scope
-        ? readScopedChanges(session, view, scope, { locale: q.locale, since: q.since, limit: q.limit, now })
-        : readChanges(session, { locale: q.locale, since: q.since, limit: q.limit, now });
-      asOf = page.asOf;
-      return represent(
-        {
-          data: page.changes.map((change) => toChange(change, q.fields)),
-          meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
-        },
-        undefined,
-        // Held back to a sync's pending mark: the cache key (the content tag) does not follow
-        // the mark, so a kept page could hide a due scheduled article after the sync.
-        { transient: page.heldBack },
-      );
-    });
-    sendRepresentation(req, res, rep, view.lastModified(asOf));
+    const { q, view } = resolveCached(ROUTES.changes, req, session, catalog, now, undefined, scope);
+    // `wait` (src/http/routes/feed-wait.ts): an empty page is held until the feed moves.
+    const keyId = contextOf(res).key?.id;
+    if (waits && q.wait > 0 && keyId !== undefined && feedIsQuiet(session, view, scope, q, now)) {
+      const attempt = (force: boolean): boolean => {
+        try {
+          const later = store.session();
+          const at = clock();
+          if (!force && feedIsQuiet(later, catalog.view(later, q.locale), scope, q, at)) return false;
+          sendChanges(req, res, later, at);
+        } catch (error) {
+          next(error);
+        }
+        return true;
+      };
+      if (waits.enter({ keyId, locale: q.locale, res, tag: view.contentTag(now), waitMs: q.wait * 1000, attempt })) return;
+    }
+    sendChanges(req, res, session, now);
   });
 
   router.get(ROUTES.search.path, async (req, res) => {
@@ -138,5 +139,41 @@ export function contentRoutes({ store, catalog, engine, cache, clock }: ContentD
     sendRepresentation(req, res, rep, view.lastModified(now));
   });
 
+  /** The change feed's page after `since`, from the cache or read, sent. */
+  function sendChanges(req: Request, res: Response, session: StoreSession, now: number): void {
+    const scope = contextOf(res).key?.scope;
+    const { q, view, key } = resolveCached(ROUTES.changes, req, session, catalog, now, undefined, scope);
+    // A page held back to a sync's pending mark is dated at the mark: dated `now`, it would
+    // count a scheduled article it leaves out, and a partner revalidating by date would get a
+    // 304 for the page that has it.
+    let asOf = now;
+    const rep = cache.remember(key, () => {
+      const page = readFeed(session, view, scope, q, now, q.limit);
+      asOf = page.asOf;
+      return represent(
+        {
+          data: page.changes.map((change) => toChange(change, q.fields)),
+          meta: { locale: q.locale, limit: q.limit, since: q.since ?? null, next: page.next, has_more: page.hasMore },
+        },
+        undefined,
+        // Held back to a sync's pending mark: the cache key (the content tag) does not follow
+        // the mark, so a kept page could hide a due scheduled article after the sync.
+        { transient: page.heldBack },
+      );
+    });
+    sendRepresentation(req, res, rep, view.lastModified(asOf));
+  }
+
   return router;
+}
+
+/** The change feed after the query's cursor, as the key sees it (its scope, if it has one). */
+function readFeed(session: StoreSession, view: LocaleView, scope: KeyScope | null | undefined, q: ChangesQuery, now: number, limit: number) {
+  const query = { locale: q.locale, since: q.since, limit, now };
+  return scope ? readScopedChanges(session, view, scope, query) : readChanges(session, query);
+}
+
+/** Whether the feed has nothing after the query's cursor now (what `wait` waits on). */
+function feedIsQuiet(session: StoreSession, view: LocaleView, scope: KeyScope | null | undefined, q: ChangesQuery, now: number): boolean {
+  return readFeed(session, view, scope, q, now, 1).changes.length === 0;
 }

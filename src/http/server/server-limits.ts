@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { ServerLimits } from '../../config/api.js';
 import type { ErrorCode, ErrorStatus } from '../../error-catalogue.js';
 import type { Logger } from '../../logger.js';
+import { releaseOf } from './waiting-responses.js';
 
 /**
  * The API's node:http server with its limits, and JSON for the errors Node's own HTTP layer
@@ -72,6 +73,8 @@ interface SocketUse {
  * a new connection takes the place of one that is doing nothing. First an idle keep-alive
  * connection (answered, no request under way), the one idle longest; a client reopens one
  * when it needs it, as HTTP allows a server to close it at any time. Then a connection that
+ * is waiting for the change feed (`wait`): it is answered at once, with the page as it is and
+ * Connection: close. Then a connection that
  * has not sent a whole request yet (silent, or a slow-header client), the oldest: under
  * pressure it is cut at once instead of at HTTP_HEADERS_TIMEOUT_MS. A connection with a
  * request under way is never closed for another; when all of them are, the new one is
@@ -104,7 +107,11 @@ export class ConnectionRoom {
       }
       this.flush();
       this.sockets.delete(victim);
-      victim.destroy();
+      const release = releaseOf(httpMessageOf(victim));
+      // A waiting request (the change feed's `wait`) is answered now, with Connection: close:
+      // its socket closes once the answer is written.
+      if (release) release();
+      else victim.destroy();
       this.evicted += 1;
     }
     this.sockets.set(socket, { requests: 0, lastSeen: ++this.counter });
@@ -125,18 +132,27 @@ export class ConnectionRoom {
     let idleSeen = Infinity;
     let silent: Socket | undefined;
     let silentSeen = Infinity;
+    let waiting: Socket | undefined;
     for (const [socket, use] of this.sockets) {
+      const message = httpMessageOf(socket);
+      // A request waiting for the change feed can be answered at once: after the idle ones.
+      if (message && releaseOf(message)) {
+        waiting ??= socket;
+        continue;
+      }
       // Node's response under way on this socket (held by the fast path too, until it ends).
-      if ((socket as Socket & { _httpMessage?: unknown })._httpMessage) continue;
+      if (message) continue;
       if (use.requests > 0) {
         if (use.lastSeen < idleSeen) [idle, idleSeen] = [socket, use.lastSeen];
       } else if (use.lastSeen < silentSeen) {
         [silent, silentSeen] = [socket, use.lastSeen];
       }
     }
-    return idle ?? silent;
+    return idle ?? waiting ?? silent;
   }
 }
+
+const httpMessageOf = (socket: Socket): unknown => (socket as Socket & { _httpMessage?: unknown })._httpMessage;
 
 /** A code with its catalogue status (src/error-catalogue.ts). */
 type ParserVerdict = { [C in ErrorCode]: { status: ErrorStatus<C>; code: C; message: string } }[ErrorCode];
