@@ -15,6 +15,7 @@ import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
 import { contentRoutes, rehearseSearchResponses } from './http/routes/content.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
+import { StopNotice } from './http/server/stop-notice.js';
 import { clientAddressResolver, compileTrust, type TrustProxy } from './http/server/client-address.js';
 import { metricSources } from './http/routes/metric-sources.js';
 import { KeyVerifier } from './keys/verifier.js';
@@ -53,6 +54,8 @@ export interface AppDeps {
   snapshotMaxAgeSeconds: number;
   /** Express's `trust proxy` value (TRUST_PROXY); the request log uses the same rules. */
   trustProxy: TrustProxy;
+  /** What /health says when the process is stopping; the process (src/api-process.ts) announces it. */
+  stopNotice?: StopNotice;
   /** FAST_PATH: false sends every request through Express (src/http/fast/fast-path.ts); on by default. */
   fastPath?: boolean;
 }
@@ -60,6 +63,8 @@ export interface AppDeps {
 /** The listener, and the parts other modules report on (metrics). */
 export type App = RequestListener & {
   limiter: RateLimiter;
+  /** Announced on SIGTERM: /health then answers 503 `draining` (src/http/server/stop-notice.ts). */
+  stopNotice: StopNotice;
   /**
    * Builds the views of every locale now (about 0.4 s for 100,000 articles), rehearses a
    * search response of each (rehearseSearchResponses) and reads the keys (KeyVerifier.warm),
@@ -94,7 +99,8 @@ export function createApp(deps: AppDeps): App {
   app.set('trust proxy', compileTrust(deps.trustProxy));
   app.use(onlyReads);
   const { snapshotMaxAgeSeconds, publicBaseUrl } = deps;
-  app.use(metaRoutes({ store: deps.store, keysStore: deps.keysStore, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl }));
+  const stopNotice = deps.stopNotice ?? new StopNotice();
+  app.use(metaRoutes({ store: deps.store, keysStore: deps.keysStore, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl, stopNotice }));
   app.use(docsRoutes(clock));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
@@ -138,7 +144,7 @@ export function createApp(deps: AppDeps): App {
     }
   };
   const attach = (server: Server) => fastPath?.attach(server);
-  return Object.assign(listener, { limiter, warm, attach });
+  return Object.assign(listener, { limiter, stopNotice, warm, attach });
 }
 
 function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {

@@ -85,6 +85,7 @@ export const apiSchema = z.object({
   SNAPSHOT_MAX_AGE: optional(durationSeconds).default(1_800),
   WEB_CONCURRENCY: optional(int(1, 256)).default(1),
   SHUTDOWN_TIMEOUT_MS: optional(int(0, 600_000)).default(10_000),
+  SHUTDOWN_DELAY_MS: optional(int(0, 600_000)).default(10_000),
   TRUST_PROXY: optional(trustProxy).default(false),
   ...fastPath,
   ...searchRuntime,
@@ -114,6 +115,11 @@ export interface ApiConfig {
   processes: number;
   /** How long a SIGTERM drain may take before the remaining connections are cut. */
   shutdownTimeoutMs: number;
+  /**
+   * On SIGTERM, how long /health answers 503 `draining` while the process keeps serving, before
+   * it stops accepting: the time a balancer's health check needs to take it out of rotation.
+   */
+  shutdownDelayMs: number;
   /** Express's `trust proxy` value: which X-Forwarded-For hops give the client address. */
   trustProxy: boolean | number | string;
   /** FAST_PATH: false sends every request through Express. */
@@ -153,6 +159,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,
     processes: v.WEB_CONCURRENCY,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    shutdownDelayMs: v.SHUTDOWN_DELAY_MS,
     trustProxy: v.TRUST_PROXY,
     fastPath: v.FAST_PATH === 'on',
   });

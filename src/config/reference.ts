@@ -123,6 +123,10 @@ export const MEANINGS: Record<string, Meaning> = {
   SHUTDOWN_TIMEOUT_MS: {
     meaning: 'How long a SIGTERM drain may last before the remaining connections are cut (see [Stopping](operations.md#stopping)).',
   },
+  SHUTDOWN_DELAY_MS: {
+    meaning:
+      'On SIGTERM, how long `/health` answers 503 `draining` while the process keeps serving, so that a balancer\'s health check takes it out of rotation before it stops accepting; skipped when nothing asked `/health` in the last minute, and on SIGINT (see [Stopping](operations.md#stopping)).',
+  },
   SNAPSHOT_MAX_AGE: {
     meaning:
       'Past this age of the snapshot `/health` says `degraded`: seconds, or a number with `s`, `m`, `h`, `d` (the default, 1800, is `30m`).',

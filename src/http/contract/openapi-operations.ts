@@ -139,7 +139,7 @@ export const OPERATIONS: OperationSpec[] = [
     okHeaders: ['CacheControlNoStore'],
     more: {
       '503': {
-        description: 'The snapshot cannot be read, or has never been synced.',
+        description: 'The snapshot cannot be read, or has never been synced (`unavailable`); or the process is stopping (`draining`), still answering requests until it closes its port.',
         schema: healthSchema,
         example: healthUnavailableExample,
       },
