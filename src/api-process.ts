@@ -40,7 +40,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
     rateLimit: config.rateLimit,
     metrics: registry ? new ApiMetrics(registry) : undefined,
     snapshotMaxAgeSeconds: config.snapshotMaxAgeSeconds,
-    processes: config.processes,
+    processes: config.rateLimitProcesses,
     trustProxy: config.trustProxy,
     publicBaseUrl: config.publicBaseUrl,
     fastPath: config.fastPath,

@@ -12,6 +12,7 @@ import { ResponseCache } from './http/fast/representation.js';
 import { leadingHeaders, setHeaders } from './http/fast/response-head.js';
 import { securityHeaderList } from './http/server/security-headers.js';
 import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
+import { revalidationDiscount } from './http/pipeline/revalidation-discount.js';
 import { contentRoutes, rehearseSearchResponses } from './http/routes/content.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
@@ -44,7 +45,10 @@ export interface AppDeps {
   responseCache?: ResponseCache;
   /** The default per-key request rate (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST_SECONDS). */
   rateLimit: Omit<RateLimitSettings, 'processes'>;
-  /** API processes on this host (WEB_CONCURRENCY): each enforces its share of every rate. */
+  /**
+   * API processes sharing each key's rate (RATE_LIMIT_PROCESSES, else WEB_CONCURRENCY): each
+   * enforces its share of every rate.
+   */
   processes: number;
   /** Called once per response, after its log line. */
   onResponse?: ResponseHook;
@@ -111,7 +115,7 @@ export function createApp(deps: AppDeps): App {
 
   const metrics = deps.metrics;
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
-  const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.onResponse);
+  const onResponse = composeHooks(revalidationDiscount(limiter, clock), metrics ? metrics.responded : undefined, deps.onResponse);
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy) });
   const security = securityHeaderList();
   const fastPath = deps.fastPath === false ? undefined : createFastPath({ ...keyCheck, catalog, cache, security });

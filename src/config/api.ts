@@ -79,6 +79,7 @@ export const apiSchema = z.object({
   // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.
   RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(0),
   RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),
+  RATE_LIMIT_PROCESSES: optional(int(1, 4_096)),
   ...serverLimits,
   ...metricsHost,
   METRICS_PORT: optional(int(0, 65_535)),
@@ -113,6 +114,11 @@ export interface ApiConfig {
   snapshotMaxAgeSeconds: number;
   /** API processes on this host (node:cluster when more than one). */
   processes: number;
+  /**
+   * API processes that share each key's rate, each enforcing its share: every process behind
+   * the balancer (RATE_LIMIT_PROCESSES), else this host's (WEB_CONCURRENCY).
+   */
+  rateLimitProcesses: number;
   /** How long a SIGTERM drain may take before the remaining connections are cut. */
   shutdownTimeoutMs: number;
   /**
@@ -158,6 +164,7 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     metrics: v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,
     processes: v.WEB_CONCURRENCY,
+    rateLimitProcesses: v.RATE_LIMIT_PROCESSES ?? v.WEB_CONCURRENCY,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
     shutdownDelayMs: v.SHUTDOWN_DELAY_MS,
     trustProxy: v.TRUST_PROXY,

@@ -116,6 +116,11 @@ export const MEANINGS: Record<string, Meaning> = {
   RATE_LIMIT_BURST_SECONDS: {
     meaning: 'How many seconds\' worth of its rate a key may send at once (600/min and 10 s: 100 requests).',
   },
+  RATE_LIMIT_PROCESSES: {
+    meaning:
+      'API processes that share each key\'s rate, each enforcing its share (1/N of the rate, `ceil(burst/N)`): set it to every process behind the balancer, on every host, when processes are started on their own rather than by `WEB_CONCURRENCY` (see [Rate limits](operations.md#rate-limits)).',
+    unset: '`WEB_CONCURRENCY`',
+  },
   WEB_CONCURRENCY: {
     meaning:
       'API processes on this host, sharing `PORT` through node:cluster (see [Several processes per host](operations.md#several-processes-per-host)).',
