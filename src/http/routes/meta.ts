@@ -31,7 +31,8 @@ type SearchHealth = Health['search'];
 /** The two endpoints that need no key: health for operators, the OpenAPI document for developers. */
 export function metaRoutes(deps: MetaDeps): Router {
   const router = Router();
-  const openapi = represent(buildOpenApiDocument({ serverUrl: deps.publicBaseUrl }));
+  // The same for everyone and needs no key: shared caches may keep it (no Vary: X-API-Key).
+  const openapi = represent(buildOpenApiDocument({ serverUrl: deps.publicBaseUrl }), undefined, { keyless: true });
   const startedAt = deps.clock();
 
   // 200 while the snapshot can be read, `degraded` when something needs an operator; 503 only
