@@ -1,4 +1,6 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { compressionCost, type CompressionFigures } from './compression-cost.js';
 import { findTaskset, throughput, type LoadResult } from './load.js';
 import { cpuMsOf, dist, freePort, portFromStdout, startNode, stop, waitForHttp } from './processes.js';
 
@@ -27,6 +29,9 @@ export interface FastPathFigures {
   list: Measured;
   listNoLimit: Measured;
   detail: Measured;
+  /** The same list page asked with Accept-Encoding: gzip (compressed once, then kept). */
+  listGzip: Measured;
+  compression: CompressionFigures;
 }
 
 const ROUNDS = Number(process.env.BENCH_FAST_ROUNDS ?? 3);
@@ -86,13 +91,15 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
     const bare = startNode('test/bench/bare-servers.js', ['http', String(pageBytes)], {}, 'pipe', pin);
     servers.push(bare);
     const bareUrl = `http://127.0.0.1:${await portFromStdout(bare)}${listPath}`;
-    const runs: Record<'bareHttp' | 'list' | 'listNoLimit' | 'detail', Measured[]> = { bareHttp: [], list: [], listNoLimit: [], detail: [] };
+    const runs: Record<'bareHttp' | 'list' | 'listNoLimit' | 'detail' | 'listGzip', Measured[]> = { bareHttp: [], list: [], listNoLimit: [], detail: [], listGzip: [] };
     for (let round = 0; round < ROUNDS; round++) {
       runs.bareHttp.push(await measure(bareUrl, headers, bare));
       runs.list.push(await measure(`${limited.base}${listPath}`, headers, limited.child));
       runs.listNoLimit.push(await measure(`${unlimited.base}${listPath}`, headers, unlimited.child));
       runs.detail.push(await measure(`${limited.base}${detailPath}`, headers, limited.child));
+      runs.listGzip.push(await measure(`${limited.base}${listPath}`, { ...headers, 'Accept-Encoding': 'gzip' }, limited.child));
     }
+    const compression = compressionCost(await rawBody(`${limited.base}/api/v1/articles?page=1&limit=50`, headers));
     const ratio = (f: (i: number) => number) => {
       const values = runs.bareHttp.map((_, i) => f(i)).sort((a, b) => a - b);
       return values[Math.floor(values.length / 2)]!;
@@ -114,8 +121,23 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
       list: median(runs.list),
       listNoLimit: median(runs.listNoLimit),
       detail: median(runs.detail),
+      listGzip: median(runs.listGzip),
+      compression,
     };
   } finally {
     for (const server of servers) await stop(server);
   }
+}
+
+/** A body as sent without Accept-Encoding (fetch would ask for a compressed one). */
+function rawBody(url: string, headers: Record<string, string>): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('end', () => resolve(Buffer.concat(chunks)));
+    });
+    req.once('error', reject);
+    req.end();
+  });
 }

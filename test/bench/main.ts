@@ -84,6 +84,11 @@ function fastLines(fast: FastPathFigures): string[] {
     line('list, repeated, rate limiter on', fast.list) + cpu(fast.list),
     line('list, repeated, rate limiting off', fast.listNoLimit) + cpu(fast.listNoLimit),
     line('detail, repeated, rate limiter on', fast.detail) + cpu(fast.detail),
+    line('list, repeated, gzip asked', fast.listGzip) + cpu(fast.listGzip),
+    `  compressing a 50-item list page once (${fast.compression.plainBytes} bytes): ` +
+      Object.entries(fast.compression.codings)
+        .map(([coding, c]) => `${coding} ${c.bytes} bytes (${pct(1 - c.bytes / fast.compression.plainBytes)} saved), ${fmt(c.cpuUs / 1000, 2)} ms CPU`)
+        .join('; '),
     `  list as a share of bare node:http   ${pct(r.listRps)} of its req/s, ${pct(r.listCpu)} of its requests per CPU second   (target >= 50%)`,
     `  detail as a share of bare node:http ${pct(r.detailRps)} of its req/s, ${pct(r.detailCpu)} of its requests per CPU second`,
     `  rate limiter cost on the fast path  ${pct(r.limiterCpu)} more CPU per request, ${pct(r.limiterRps)} fewer req/s   (target <= 10%)`,
