@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../error-catalogue.js';
 import { API_KEY_CHALLENGE, AppError } from '../../errors.js';
 import { parseQuery } from '../pipeline/parse-query.js';
-import { CACHE_CONTROL } from '../fast/representation.js';
+import { CACHE_CONTROL, KEYLESS_CACHE_CONTROL } from '../fast/representation.js';
 import { operationErrors, SERVER_REFUSALS } from './openapi-errors.js';
 import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
 import { articleDetailSchema, articleSchema, changeSchema, errorSchema, highlightedTextSchema, highlightsSchema, imageSchema, searchHitSchema, sectionSchema } from './response-schemas.js';
@@ -65,8 +65,17 @@ const HEADERS: Record<string, Json> = {
     CACHE_CONTROL,
   ),
   CacheControlNoStore: header('Do not cache: errors and health are never cached.', 'no-store'),
-  Vary: header('Answers depend on the API key.', 'X-API-Key'),
-  ETag: header('Strong validator of the body: send it back in If-None-Match to revalidate.', '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"'),
+  CacheControlPublic: header('The same for everyone and needs no key: any cache, shared ones included, may keep it five minutes.', KEYLESS_CACHE_CONTROL),
+  Vary: header(
+    'Answers depend on the API key, and (those of 1 KB or more) on Accept-Encoding: they come with ' +
+      '`Content-Encoding: gzip` or `br` when asked for.',
+    'X-API-Key, Accept-Encoding',
+  ),
+  VaryEncoding: header('Compressed (`Content-Encoding: gzip` or `br`) when asked for with Accept-Encoding.', 'Accept-Encoding'),
+  ETag: header(
+    'Strong validator of the body as sent: send it back in If-None-Match to revalidate. A compressed answer has its own (`-gz` or `-br` before the closing quote).',
+    '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"',
+  ),
   LastModified: header('When this content last changed (a sync, or a scheduled article appearing).', 'Tue, 20 Oct 2026 08:00:00 GMT'),
   Link: header(
     'Pages of the same query (RFC 8288): `next` and `prev` when they exist, `first` and `last` when there is any result. ' +
@@ -95,6 +104,8 @@ const HEADER_NAMES: Record<string, string> = {
   RequestId: 'X-Request-Id',
   CacheControl: 'Cache-Control',
   CacheControlNoStore: 'Cache-Control',
+  CacheControlPublic: 'Cache-Control',
+  VaryEncoding: 'Vary',
   LastModified: 'Last-Modified',
   RetryAfter: 'Retry-After',
   WWWAuthenticate: 'WWW-Authenticate',
@@ -200,7 +211,14 @@ function errorResponses(codes: ErrorCode[], keyed: boolean, query?: z.ZodObject)
 }
 
 function operation(spec: OperationSpec): Json {
-  const cacheHeaders = spec.cached ? ['CacheControl', 'Vary', 'ETag', 'LastModified', ...(spec.paged ? ['Link'] : [])] : [];
+  const cacheHeaders = spec.cached
+    ? [
+        ...(spec.keyed ? ['CacheControl', 'Vary'] : ['CacheControlPublic', 'VaryEncoding']),
+        'ETag',
+        'LastModified',
+        ...(spec.paged ? ['Link'] : []),
+      ]
+    : [];
   const okHeaders = headers([...cacheHeaders, ...(spec.okHeaders ?? []), 'RequestId', ...(spec.keyed ? RATE_HEADERS : [])]);
   const more = Object.fromEntries(
     Object.entries(spec.more ?? {}).map(([status, r]) => [
