@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../support/worker.js';
  * The served OpenAPI document against Spectral, the linter partners' API gateways and tooling
  * run: the `spectral:oas` ruleset finds no error (nor the missing `info.contact` warning); the
  * OWASP ruleset's real findings are fixed (a 500 on every operation, a maxLength on every string
- * a partner sends); the rest is recorded in docs/decisions/0058-openapi-owasp-findings.md. And
+ * a partner sends); the rest is recorded in docs/decisions/0058-openapi-against-spectral.md. And
  * the live 401 carries the challenge the document names.
  */
 

@@ -80,8 +80,9 @@ function isThrottled(res: FuzzResponse): boolean {
 /** The properties every answer must hold. Throws (vitest expect) on a violation. */
 function checkAnswer(req: FuzzRequest, res: FuzzResponse, options: { storeDown?: boolean } = {}): void {
   const what = describeRequest(req);
-  // Compressed when the generated Accept-Encoding asked for it (src/http/fast/encoding.ts).
-  const coding = res.headers['content-encoding'];
+  // Compressed when the generated Accept-Encoding asked for it (src/http/fast/encoding.ts); a
+  // HEAD answer carries the header of its GET and no body.
+  const coding = res.body.length === 0 ? undefined : res.headers['content-encoding'];
   const body = coding === 'gzip' ? gunzipSync(res.body) : coding === 'br' ? brotliDecompressSync(res.body) : res.body;
   const text = body.toString('utf8');
   if (!options.storeDown && isThrottled(res)) {
