@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { createApp } from './app.js';
+import { isRetire } from './cluster-messages.js';
 import type { ApiConfig } from './config/api.js';
 import { KeysStore } from './db/keys/keys-store.js';
 import { SnapshotStore } from './db/snapshot/snapshot-store.js';
@@ -39,7 +40,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
     rateLimit: config.rateLimit,
     metrics: registry ? new ApiMetrics(registry) : undefined,
     snapshotMaxAgeSeconds: config.snapshotMaxAgeSeconds,
-    processes: config.processes,
+    processes: config.rateLimitProcesses,
     trustProxy: config.trustProxy,
     publicBaseUrl: config.publicBaseUrl,
     fastPath: config.fastPath,
@@ -55,6 +56,9 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // The cluster primary's rolling restart (src/cluster-primary.ts): drain at once, no wait for a
+  // balancer, since the other processes keep the port open and /health answering.
+  if (options.inCluster) process.on('message', (message) => isRetire(message) && onSignal('retire'));
   // In a cluster SIGHUP is the primary's (a rolling restart, src/cluster-primary.ts). Sent to
   // the whole process group, its default action would end every process at once.
   if (options.inCluster) process.on('SIGHUP', () => logger.debug('SIGHUP ignored: the cluster primary restarts the processes'));
@@ -87,16 +91,40 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   // for the line) sees the start at once.
   logger.flush();
 
+  let stopping = false;
+  let endDelay: (() => void) | undefined;
   const stop = (signal: string) => {
     // A signal sent to the whole process group reaches a cluster worker twice (directly and
-    // from the primary): the drain already under way carries on.
-    if (drain.draining) return;
-    logger.info({ signal }, 'stopping: answering requests in flight with Connection: close');
-    const drained = drain.drain(config.shutdownTimeoutMs);
-    // After the drain has marked every answer Connection: close: the change feed's waiting
-    // requests are answered now (their page as it is), so they never hold the stop.
-    app.stopWaiting();
-    void drained
+    // from the primary): the stop already under way carries on. SIGINT (Ctrl-C, or a second
+    // stop from an impatient operator) ends a SIGTERM's wait for the balancer at once.
+    if (stopping) {
+      if (signal === 'SIGINT') endDelay?.();
+      return;
+    }
+    stopping = true;
+    app.stopNotice.announce();
+    // Only SIGTERM waits for a balancer (src/http/server/stop-notice.ts): SIGINT is an operator
+    // at a terminal, and `retire` the cluster primary's rolling restart, whose port stays open.
+    const delayMs = signal === 'SIGTERM' ? app.stopNotice.delayMs(config.shutdownDelayMs) : 0;
+    const delayed = new Promise<void>((resolve) => {
+      if (delayMs === 0) return resolve();
+      logger.info({ signal, delayMs }, 'stopping: /health answers 503 draining while requests are still served');
+      logger.flush();
+      const timer = setTimeout(resolve, delayMs);
+      endDelay = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    void delayed
+      .then(() => {
+        logger.info({ signal }, 'stopping: answering requests in flight with Connection: close');
+        const drained = drain.drain(config.shutdownTimeoutMs);
+        // After the drain has marked every answer Connection: close: the change feed's waiting
+        // requests are answered now (their page as it is), so they never hold the stop.
+        app.stopWaiting();
+        return drained;
+      })
       .then(async (result) => {
         if (result === 'timed out') logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out: closed the remaining connections');
         await closeMetricsServer(metricsServer);

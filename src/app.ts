@@ -12,11 +12,13 @@ import { ResponseCache } from './http/cache/representation.js';
 import { leadingHeaders, setHeaders } from './http/pipeline/response-head.js';
 import { securityHeaderList } from './http/server/security-headers.js';
 import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
+import { revalidationDiscount } from './http/pipeline/revalidation-discount.js';
 import { contentRoutes } from './http/routes/content.js';
 import { rehearseSearchResponses } from './http/warm.js';
 import { FeedWaits } from './http/routes/feed-wait.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
+import { StopNotice } from './http/server/stop-notice.js';
 import { clientAddressResolver, compileTrust, type TrustProxy } from './http/server/client-address.js';
 import { metricSources } from './http/routes/metric-sources.js';
 import { KeyVerifier } from './keys/verifier.js';
@@ -45,7 +47,10 @@ export interface AppDeps {
   responseCache?: ResponseCache;
   /** The default per-key request rate (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST_SECONDS). */
   rateLimit: Omit<RateLimitSettings, 'processes'>;
-  /** API processes on this host (WEB_CONCURRENCY): each enforces its share of every rate. */
+  /**
+   * API processes sharing each key's rate (RATE_LIMIT_PROCESSES, else WEB_CONCURRENCY): each
+   * enforces its share of every rate.
+   */
   processes: number;
   /** Called once per response, after its log line. */
   onResponse?: ResponseHook;
@@ -55,6 +60,8 @@ export interface AppDeps {
   snapshotMaxAgeSeconds: number;
   /** Express's `trust proxy` value (TRUST_PROXY); the request log uses the same rules. */
   trustProxy: TrustProxy;
+  /** What /health says when the process is stopping; the process (src/api-process.ts) announces it. */
+  stopNotice?: StopNotice;
   /** FAST_PATH: false sends every request through Express (src/http/fast/fast-path.ts); on by default. */
   fastPath?: boolean;
 }
@@ -62,6 +69,8 @@ export interface AppDeps {
 /** The listener, and the parts other modules report on (metrics). */
 export type App = RequestListener & {
   limiter: RateLimiter;
+  /** Announced on SIGTERM: /health then answers 503 `draining` (src/http/server/stop-notice.ts). */
+  stopNotice: StopNotice;
   /**
    * Builds the views of every locale now (about 0.4 s for 100,000 articles), rehearses a
    * search response of each (rehearseSearchResponses) and reads the keys (KeyVerifier.warm),
@@ -100,7 +109,8 @@ export function createApp(deps: AppDeps): App {
   app.set('trust proxy', compileTrust(deps.trustProxy));
   app.use(onlyReads);
   const { snapshotMaxAgeSeconds, publicBaseUrl } = deps;
-  app.use(metaRoutes({ store: deps.store, keysStore: deps.keysStore, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl }));
+  const stopNotice = deps.stopNotice ?? new StopNotice();
+  app.use(metaRoutes({ store: deps.store, keysStore: deps.keysStore, engine: deps.engine, clock, snapshotMaxAgeSeconds, publicBaseUrl, stopNotice }));
   app.use(docsRoutes(clock));
   // Everything under /api/v1 but the OpenAPI document (served above) needs a partner key,
   // checked before anything else about the request, the path included.
@@ -117,7 +127,12 @@ export function createApp(deps: AppDeps): App {
   const metrics = deps.metrics;
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
   // Usage per key and day (src/keys/usage-counter.ts): counted here, written in the background.
-  const onResponse = composeHooks(metrics ? metrics.responded : undefined, deps.keysStore.counts.responded, deps.onResponse);
+  const onResponse = composeHooks(
+    revalidationDiscount(limiter, clock),
+    metrics ? metrics.responded : undefined,
+    deps.keysStore.counts.responded,
+    deps.onResponse,
+  );
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy) });
   const security = securityHeaderList();
   const fastPath = deps.fastPath === false ? undefined : createFastPath({ ...keyCheck, catalog, cache, security });
@@ -150,7 +165,7 @@ export function createApp(deps: AppDeps): App {
     }
   };
   const attach = (server: Server) => fastPath?.attach(server);
-  return Object.assign(listener, { limiter, warm, attach, waits, stopWaiting: () => waits.stop() });
+  return Object.assign(listener, { limiter, stopNotice, warm, attach, waits, stopWaiting: () => waits.stop() });
 }
 
 function composeHooks(...hooks: (ResponseHook | undefined)[]): ResponseHook | undefined {

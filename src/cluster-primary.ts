@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { RETIRE } from './cluster-messages.js';
 import type { ApiConfig } from './config/api.js';
 import { createLogger } from './logger.js';
 import { clusterSource, closeMetricsServer, portOf, serveMetrics } from './observability/registry.js';
@@ -58,7 +59,8 @@ export async function runClusterPrimary(config: Readonly<ApiConfig>): Promise<vo
   let restarting = false;
   /**
    * SIGHUP: each process in turn is replaced by a new one, which listens before the old one is
-   * told to drain (SIGTERM), so the port always has a listener and no connection is refused;
+   * told to drain (RETIRE: at once, without SIGTERM's wait for a balancer, since the port stays
+   * open and the balancer must not see /health fail), so the port always has a listener and no connection is refused;
    * the next waits until the old one has exited, so capacity never drops by more than one.
    * node:cluster gives a connection a process that has just closed its server to another.
    */
@@ -80,7 +82,7 @@ export async function runClusterPrimary(config: Readonly<ApiConfig>): Promise<vo
         if (worker.isDead()) continue;
         retiring.add(worker);
         const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-        worker.process.kill('SIGTERM');
+        worker.send(RETIRE);
         await exited;
       }
       logger.info({ processes: started.size }, 'rolling restart done');
@@ -94,10 +96,11 @@ export async function runClusterPrimary(config: Readonly<ApiConfig>): Promise<vo
     stopping = true;
     logger.info({ reason, processes: Object.keys(cluster.workers ?? {}).length }, 'stopping: draining every API process');
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    // Each process bounds its own drain; this bounds the whole, should one hang.
+    // Each process bounds its own wait for the balancer and its drain; this bounds the whole,
+    // should one hang.
     const deadline = setTimeout(() => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
-    }, config.shutdownTimeoutMs + 5_000);
+    }, config.shutdownDelayMs + config.shutdownTimeoutMs + 5_000);
     deadline.unref();
     const exitWhenAllGone = () => {
       if (Object.keys(cluster.workers ?? {}).length > 0) return;

@@ -52,9 +52,16 @@ export class MethodNotAllowedError extends AppError {
 
 export type ApiKeyErrorCode = Extract<ErrorCode, 'missing_api_key' | 'invalid_api_key' | 'revoked_api_key' | 'expired_api_key'>;
 
+/**
+ * The challenge every 401 carries (RFC 9110, section 11.6.1: a 401 must send one). No registered
+ * scheme covers a key in a header of its own: `ApiKey`, the name of the OpenAPI document's
+ * security scheme, with the header to send it in (docs/decisions/0058-openapi-against-spectral.md).
+ */
+export const API_KEY_CHALLENGE = 'ApiKey header="X-API-Key"';
+
 export class ApiKeyError extends AppError {
   constructor(code: ApiKeyErrorCode, message: string) {
-    super(code, message);
+    super(code, message, {}, { 'WWW-Authenticate': API_KEY_CHALLENGE });
   }
 }
 

@@ -79,12 +79,14 @@ export const apiSchema = z.object({
   // yesterday is not refused after an upgrade; operators set it, editors set per-key rates.
   RATE_LIMIT_PER_MINUTE: optional(int(0, 1_000_000_000)).default(0),
   RATE_LIMIT_BURST_SECONDS: optional(int(1, 3_600)).default(10),
+  RATE_LIMIT_PROCESSES: optional(int(1, 4_096)),
   ...serverLimits,
   ...metricsHost,
   METRICS_PORT: optional(int(0, 65_535)),
   SNAPSHOT_MAX_AGE: optional(durationSeconds).default(1_800),
   WEB_CONCURRENCY: optional(int(1, 256)).default(1),
   SHUTDOWN_TIMEOUT_MS: optional(int(0, 600_000)).default(10_000),
+  SHUTDOWN_DELAY_MS: optional(int(0, 600_000)).default(10_000),
   TRUST_PROXY: optional(trustProxy).default(false),
   ...fastPath,
   ...searchRuntime,
@@ -112,8 +114,18 @@ export interface ApiConfig {
   snapshotMaxAgeSeconds: number;
   /** API processes on this host (node:cluster when more than one). */
   processes: number;
+  /**
+   * API processes that share each key's rate, each enforcing its share: every process behind
+   * the balancer (RATE_LIMIT_PROCESSES), else this host's (WEB_CONCURRENCY).
+   */
+  rateLimitProcesses: number;
   /** How long a SIGTERM drain may take before the remaining connections are cut. */
   shutdownTimeoutMs: number;
+  /**
+   * On SIGTERM, how long /health answers 503 `draining` while the process keeps serving, before
+   * it stops accepting: the time a balancer's health check needs to take it out of rotation.
+   */
+  shutdownDelayMs: number;
   /** Express's `trust proxy` value: which X-Forwarded-For hops give the client address. */
   trustProxy: boolean | number | string;
   /** FAST_PATH: false sends every request through Express. */
@@ -152,7 +164,9 @@ export function loadApiConfig(env: Env): Readonly<ApiConfig> {
     metrics: v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     snapshotMaxAgeSeconds: v.SNAPSHOT_MAX_AGE,
     processes: v.WEB_CONCURRENCY,
+    rateLimitProcesses: v.RATE_LIMIT_PROCESSES ?? v.WEB_CONCURRENCY,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    shutdownDelayMs: v.SHUTDOWN_DELAY_MS,
     trustProxy: v.TRUST_PROXY,
     fastPath: v.FAST_PATH === 'on',
   });

@@ -117,12 +117,21 @@ export const MEANINGS: Record<string, Meaning> = {
   RATE_LIMIT_BURST_SECONDS: {
     meaning: 'How many seconds\' worth of its rate a key may send at once (600/min and 10 s: 100 requests).',
   },
+  RATE_LIMIT_PROCESSES: {
+    meaning:
+      'API processes that share each key\'s rate, each enforcing its share (1/N of the rate, `ceil(burst/N)`): set it to every process behind the balancer, on every host, when processes are started on their own rather than by `WEB_CONCURRENCY` (see [Rate limits](operations.md#rate-limits)).',
+    unset: '`WEB_CONCURRENCY`',
+  },
   WEB_CONCURRENCY: {
     meaning:
       'API processes on this host, sharing `PORT` through node:cluster (see [Several processes per host](operations.md#several-processes-per-host)).',
   },
   SHUTDOWN_TIMEOUT_MS: {
     meaning: 'How long a SIGTERM drain may last before the remaining connections are cut (see [Stopping](operations.md#stopping)).',
+  },
+  SHUTDOWN_DELAY_MS: {
+    meaning:
+      'On SIGTERM, how long `/health` answers 503 `draining` while the process keeps serving, so that a balancer\'s health check takes it out of rotation before it stops accepting; skipped when nothing asked `/health` in the last minute, and on SIGINT (see [Stopping](operations.md#stopping)).',
   },
   SNAPSHOT_MAX_AGE: {
     meaning:

@@ -159,7 +159,8 @@ async function startDemo(
   ) as { key: string };
 
   const apiLog = join(dataDir, 'demo-api.log');
-  const apiPort = await startApi({ ...env, PORT: String(port), HOST: '127.0.0.1' }, apiLog);
+  // No balancer in front of the demo: a stop should not wait for one (SHUTDOWN_DELAY_MS).
+  const apiPort = await startApi({ ...env, PORT: String(port), HOST: '127.0.0.1', SHUTDOWN_DELAY_MS: '0' }, apiLog);
   const workerLog = join(dataDir, 'demo-worker.log');
   const worker = node('sync/main.js', [], { ...env, SYNC_CRON: '* * * * *', SYNC_FULL_CRON: '*/10 * * * *' });
   const workerOut = createWriteStream(workerLog, { flags: 'a' });

@@ -1,4 +1,6 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { compressionCost, type CompressionFigures } from './compression-cost.js';
 import { findTaskset, throughput, type LoadResult } from './load.js';
 import { cpuMsOf, dist, freePort, portFromStdout, startNode, stop, waitForHttp } from './processes.js';
 
@@ -39,6 +41,9 @@ export interface FastPathFigures {
   detail: Measured;
   listFields: Measured;
   detailHtml: Measured;
+  /** The same list page asked with Accept-Encoding: gzip (compressed once, then kept). */
+  listGzip: Measured;
+  compression: CompressionFigures;
 }
 
 const ROUNDS = Number(process.env.BENCH_FAST_ROUNDS ?? 3);
@@ -100,13 +105,14 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
     const bareUrl = `http://127.0.0.1:${await portFromStdout(bare)}${listPath}`;
     const listFieldsPath = `${listPath}&fields=title,url,published_at`;
     const detailHtmlPath = `${detailPath}?fields=title,body_html`;
-    const runs: Record<'bareHttp' | 'list' | 'listNoLimit' | 'detail' | 'listFields' | 'detailHtml', Measured[]> = {
+    const runs: Record<'bareHttp' | 'list' | 'listNoLimit' | 'detail' | 'listFields' | 'detailHtml' | 'listGzip', Measured[]> = {
       bareHttp: [],
       list: [],
       listNoLimit: [],
       detail: [],
       listFields: [],
       detailHtml: [],
+      listGzip: [],
     };
     for (let round = 0; round < ROUNDS; round++) {
       runs.bareHttp.push(await measure(bareUrl, headers, bare));
@@ -115,7 +121,9 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
       runs.detail.push(await measure(`${limited.base}${detailPath}`, headers, limited.child));
       runs.listFields.push(await measure(`${limited.base}${listFieldsPath}`, headers, limited.child));
       runs.detailHtml.push(await measure(`${limited.base}${detailHtmlPath}`, headers, limited.child));
+      runs.listGzip.push(await measure(`${limited.base}${listPath}`, { ...headers, 'Accept-Encoding': 'gzip' }, limited.child));
     }
+    const compression = compressionCost(await rawBody(`${limited.base}/api/v1/articles?page=1&limit=50`, headers));
     const ratio = (f: (i: number) => number) => {
       const values = runs.bareHttp.map((_, i) => f(i)).sort((a, b) => a - b);
       return values[Math.floor(values.length / 2)]!;
@@ -141,8 +149,23 @@ export async function benchFastPath(databasePath: string): Promise<FastPathFigur
       detail: median(runs.detail),
       listFields: median(runs.listFields),
       detailHtml: median(runs.detailHtml),
+      listGzip: median(runs.listGzip),
+      compression,
     };
   } finally {
     for (const server of servers) await stop(server);
   }
+}
+
+/** A body as sent without Accept-Encoding (fetch would ask for a compressed one). */
+function rawBody(url: string, headers: Record<string, string>): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('end', () => resolve(Buffer.concat(chunks)));
+    });
+    req.once('error', reject);
+    req.end();
+  });
 }

@@ -90,6 +90,11 @@ function fastLines(fast: FastPathFigures): string[] {
     line('list, repeated, rate limiter on', fast.list) + cpu(fast.list),
     line('list, repeated, rate limiting off', fast.listNoLimit) + cpu(fast.listNoLimit),
     line('detail, repeated, rate limiter on', fast.detail) + cpu(fast.detail),
+    line('list, repeated, gzip asked', fast.listGzip) + cpu(fast.listGzip),
+    `  compressing a 50-item list page once (${fast.compression.plainBytes} bytes): ` +
+      Object.entries(fast.compression.codings)
+        .map(([coding, c]) => `${coding} ${c.bytes} bytes (${pct(1 - c.bytes / fast.compression.plainBytes)} saved), ${fmt(c.cpuUs / 1000, 2)} ms CPU`)
+        .join('; '),
     `  list as a share of bare node:http   ${pct(r.listRps)} of its req/s, ${pct(r.listCpu)} of its requests per CPU second   (target >= 50%)`,
     `  detail as a share of bare node:http ${pct(r.detailRps)} of its req/s, ${pct(r.detailCpu)} of its requests per CPU second`,
     `  with fields (issue 36): the list ?fields=title,url,published_at ${pct(r.listFieldsRps)}, the detail ?fields=title,body_html ${pct(r.detailHtmlRps)} of bare node:http's req/s`,

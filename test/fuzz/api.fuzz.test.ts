@@ -8,6 +8,7 @@ import { rawArticle, rawSection } from '../support/cms-fixtures.js';
 import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 import { deepStrict, expectNoLeak } from '../support/contract-helpers.js';
 import { anyValue, createClient, fuzzRuns, fuzzSeed, headers, method, queryString, segment, type FuzzRequest, type FuzzResponse } from './requests.js';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 /*
  * The API under generated requests, over real HTTP on loopback (keep-alive). Each generated
@@ -79,7 +80,11 @@ function isThrottled(res: FuzzResponse): boolean {
 /** The properties every answer must hold. Throws (vitest expect) on a violation. */
 function checkAnswer(req: FuzzRequest, res: FuzzResponse, options: { storeDown?: boolean } = {}): void {
   const what = describeRequest(req);
-  const text = res.body.toString('utf8');
+  // Compressed when the generated Accept-Encoding asked for it (src/http/cache/encoding.ts); a
+  // HEAD answer carries the header of its GET and no body.
+  const coding = res.body.length === 0 ? undefined : res.headers['content-encoding'];
+  const body = coding === 'gzip' ? gunzipSync(res.body) : coding === 'br' ? brotliDecompressSync(res.body) : res.body;
+  const text = body.toString('utf8');
   if (!options.storeDown && isThrottled(res)) {
     throttled += 1;
   } else if (options.storeDown && res.status >= 500) {

@@ -11,6 +11,7 @@ export type EndResponse = (res: ServerResponse, body?: Buffer) => void;
 export const endNow: EndResponse = (res, body) => {
   res.end(body);
 };
+import { codingFor, encodedBody, encodedEtag, variesWithEncoding, type Coding } from './encoding.js';
 
 /** A serialized success response, ready to send any number of times. */
 export interface Representation {
@@ -20,14 +21,19 @@ export interface Representation {
   paging?: Paging;
   /** Right for this request only: sent, never kept by the response cache. */
   transient?: true;
+  /** The same for every client and key (the OpenAPI document): shared caches may keep it. */
+  keyless?: true;
+  /** Its compressed forms, made on first use (src/http/cache/encoding.ts). */
+  encoded?: Partial<Record<Coding, Buffer>>;
 }
 
-export function represent(value: unknown, paging?: Paging, options: { transient?: boolean } = {}): Representation {
+export function represent(value: unknown, paging?: Paging, options: { transient?: boolean; keyless?: boolean } = {}): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
   // A strong validator: the hash of the exact bytes, identical in every API process.
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
   const rep: Representation = paging ? { body, etag, paging } : { body, etag };
   if (options.transient) rep.transient = true;
+  if (options.keyless) rep.keyless = true;
   return rep;
 }
 
@@ -76,7 +82,10 @@ export class ResponseCache {
     // slab. A cached body gets its own memory, the size it is weighed at.
     const body = made.body.byteLength === made.body.buffer.byteLength ? made.body : Buffer.copyBytesFrom(made.body);
     const kept = body === made.body ? made : { ...made, body };
-    this.lru.set(key, kept, entryBytes(key, body.byteLength + made.etag.length));
+    // Room for its compressed forms, made when a client asks (JSON compresses to a fifth or
+    // less: both together stay under half the body).
+    const encodedRoom = variesWithEncoding(body.byteLength) ? Math.ceil(body.byteLength / 2) : 0;
+    this.lru.set(key, kept, entryBytes(key, body.byteLength + encodedRoom + made.etag.length));
     return kept;
   }
 }
@@ -101,6 +110,9 @@ function httpDate(ms: number): string {
  */
 export const CACHE_CONTROL = 'public, max-age=300, s-maxage=0, proxy-revalidate';
 
+/** The OpenAPI document: the same for everyone, no key needed, so shared caches keep it too. */
+export const KEYLESS_CACHE_CONTROL = 'public, max-age=300';
+
 /**
  * Sends a cacheable success: partners must cache for five minutes, and validators let them
  * revalidate cheaply. Answers 304 when the partner's copy is current, whatever the request's
@@ -118,20 +130,31 @@ export function sendRepresentation(
   head: string[] = [],
   end: EndResponse = endNow,
 ): void {
-  head.push('Cache-Control', CACHE_CONTROL, 'Vary', 'X-API-Key', 'ETag', rep.etag, 'Last-Modified', httpDate(lastModifiedMs));
+  // Compressed when the client asks and the body is worth it: another representation, with its
+  // own ETag (src/http/cache/encoding.ts); the body is compressed only for a 200, once per entry.
+  const coding = codingFor(req.headers['accept-encoding'], rep.body.length);
+  const etag = encodedEtag(rep.etag, coding);
+  const varies = variesWithEncoding(rep.body.length);
+  const vary = rep.keyless ? (varies ? 'Accept-Encoding' : undefined) : varies ? 'X-API-Key, Accept-Encoding' : 'X-API-Key';
+  head.push('Cache-Control', rep.keyless ? KEYLESS_CACHE_CONTROL : CACHE_CONTROL);
+  if (vary) head.push('Vary', vary);
+  head.push('ETag', etag, 'Last-Modified', httpDate(lastModifiedMs));
   if (rep.paging) {
     // The request was routed without PUBLIC_BASE_URL's path; the partner's URL has it.
     const context = contextOf(res);
     const link = linkHeader(context.basePath + (req.url ?? ''), rep.paging, context.route?.linkParams ?? NO_PARAMS);
     if (link) head.push('Link', link);
   }
-  if (notModified(req.headers, rep.etag, lastModifiedMs)) {
+  if (notModified(req.headers, etag, lastModifiedMs)) {
     res.writeHead(304, head);
     end(res);
     return;
   }
-  head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(rep.body.length));
+  const body = encodedBody(rep, coding);
+  head.push('Content-Type', 'application/json; charset=utf-8');
+  if (coding) head.push('Content-Encoding', coding);
+  head.push('Content-Length', String(body.length));
   res.writeHead(200, head);
   // Node leaves the body out of a HEAD response by itself; the headers stay those of GET.
-  end(res, rep.body);
+  end(res, body);
 }

@@ -36,7 +36,7 @@ export interface OperationSpec {
   description: string;
   /** The zod schema the route parses its query with. */
   query?: z.ZodObject;
-  pathParams?: { name: string; description: string; example: string }[];
+  pathParams?: { name: string; description: string; example: string; maxLength?: number }[];
   /** The success body: a registered response schema (a `meta({ id })`) or a plain JSON Schema. */
   ok: { schema: z.ZodType | Record<string, unknown>; description: string; example: unknown };
   /** Needs X-API-Key: adds the security requirement and the key and rate errors. */
@@ -57,6 +57,8 @@ const slug = {
   // "Try it out" sends it as is: an article of the demo's sample data (data/sample/en.json),
   // so that the demo answers with a real article.
   example: 'lumora-photonics-q3-results',
+  // Not enforced: a longer slug names no article (404). Bounds what a client or gateway accepts.
+  maxLength: 200,
 };
 
 type OwnSpec = Omit<OperationSpec, 'path' | 'query' | 'keyed' | 'paged'>;
@@ -131,7 +133,7 @@ export const OPERATIONS: OperationSpec[] = [
     okHeaders: ['CacheControlNoStore'],
     more: {
       '503': {
-        description: 'The snapshot cannot be read, or has never been synced.',
+        description: 'The snapshot cannot be read, or has never been synced (`unavailable`); or the process is stopping (`draining`), still answering requests until it closes its port.',
         schema: healthSchema,
         example: healthUnavailableExample,
       },

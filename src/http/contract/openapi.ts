@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../error-catalogue.js';
-import { AppError } from '../../errors.js';
+import { API_KEY_CHALLENGE, AppError } from '../../errors.js';
 import { parseQuery } from '../endpoints/parse-query.js';
-import { CACHE_CONTROL } from '../cache/representation.js';
+import { CACHE_CONTROL, KEYLESS_CACHE_CONTROL } from '../cache/representation.js';
 import { operationErrors, SERVER_REFUSALS } from './openapi-errors.js';
 import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
 import { articleDetailSchema, articleSchema, changeSchema, errorSchema, highlightedTextSchema, highlightsSchema, imageSchema, searchHitSchema, sectionSchema } from './response-schemas.js';
@@ -65,8 +65,17 @@ const HEADERS: Record<string, Json> = {
     CACHE_CONTROL,
   ),
   CacheControlNoStore: header('Do not cache: errors and health are never cached.', 'no-store'),
-  Vary: header('Answers depend on the API key.', 'X-API-Key'),
-  ETag: header('Strong validator of the body: send it back in If-None-Match to revalidate.', '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"'),
+  CacheControlPublic: header('The same for everyone and needs no key: any cache, shared ones included, may keep it five minutes.', KEYLESS_CACHE_CONTROL),
+  Vary: header(
+    'Answers depend on the API key, and (those of 1 KB or more) on Accept-Encoding: they come with ' +
+      '`Content-Encoding: gzip` or `br` when asked for.',
+    'X-API-Key, Accept-Encoding',
+  ),
+  VaryEncoding: header('Compressed (`Content-Encoding: gzip` or `br`) when asked for with Accept-Encoding.', 'Accept-Encoding'),
+  ETag: header(
+    'Strong validator of the body as sent: send it back in If-None-Match to revalidate. A compressed answer has its own (`-gz` or `-br` before the closing quote).',
+    '"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"',
+  ),
   LastModified: header('When this content last changed (a sync, or a scheduled article appearing).', 'Tue, 20 Oct 2026 08:00:00 GMT'),
   Link: header(
     'Pages of the same query (RFC 8288): `next` and `prev` when they exist, `first` and `last` when there is any result. ' +
@@ -75,7 +84,11 @@ const HEADERS: Record<string, Json> = {
     '</api/v1/articles?locale=en&limit=20&page=3>; rel="next", </api/v1/articles?locale=en&limit=20&page=1>; rel="prev", ' +
       '</api/v1/articles?locale=en&limit=20&page=1>; rel="first", </api/v1/articles?locale=en&limit=20&page=8>; rel="last"',
   ),
-  RetryAfter: { ...header('Seconds to wait before retrying.', '30'), schema: { type: 'integer', minimum: 1 } },
+  RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 }, example: 30 },
+  WWWAuthenticate: header(
+    'The challenge of every 401 (RFC 9110): the `ApiKey` scheme, sent in the `X-API-Key` header (see the security scheme).',
+    API_KEY_CHALLENGE,
+  ),
   RateLimitPolicy: header(
     "Your key's rate policy (IETF draft-ietf-httpapi-ratelimit-headers-10): `q` requests per `w` seconds. " +
       'Sent on every answer to a valid key while a rate applies to it.',
@@ -91,8 +104,11 @@ const HEADER_NAMES: Record<string, string> = {
   RequestId: 'X-Request-Id',
   CacheControl: 'Cache-Control',
   CacheControlNoStore: 'Cache-Control',
+  CacheControlPublic: 'Cache-Control',
+  VaryEncoding: 'Vary',
   LastModified: 'Last-Modified',
   RetryAfter: 'Retry-After',
+  WWWAuthenticate: 'WWW-Authenticate',
   RateLimitPolicy: 'RateLimit-Policy',
 };
 
@@ -111,7 +127,8 @@ const CONDITIONAL_PARAMETERS: Record<string, Json> = {
       'ETags of the copies you hold (a list, `W/` prefixes and `*` accepted), e.g. `"kq8S0b7XK6tqj0lZ0m2L1b1T9a0yq3rC"`. ' +
       'A match answers 304 with no body, whatever your Cache-Control says (fetch adds `no-cache`; it does not matter).',
     // No `example`: "Try it out" would send it (see src/http/endpoints/query-schemas.ts, section).
-    schema: { type: 'string' },
+    // The bound is the server's: all the request's headers together must fit in 16 KB (else 431).
+    schema: { type: 'string', maxLength: 8_192 },
   },
   IfModifiedSince: {
     name: 'If-Modified-Since',
@@ -120,7 +137,8 @@ const CONDITIONAL_PARAMETERS: Record<string, Json> = {
     description:
       'The Last-Modified of your copy, e.g. `Tue, 20 Oct 2026 08:00:00 GMT`. Honoured only when If-None-Match is absent: ' +
       '304 when nothing changed since.',
-    schema: { type: 'string' },
+    // An HTTP date is 29 characters; anything longer is not one and is ignored (RFC 9110).
+    schema: { type: 'string', maxLength: 64 },
   },
 };
 
@@ -172,6 +190,7 @@ function errorResponses(codes: ErrorCode[], keyed: boolean, query?: z.ZodObject)
         'CacheControlNoStore',
         'RequestId',
         ...(retry ? ['RetryAfter'] : []),
+        ...(status === 401 ? ['WWWAuthenticate'] : []),
         // A 401 means the key was not valid: no rate to report.
         ...(keyed && status !== 401 ? RATE_HEADERS : []),
       ]),
@@ -192,7 +211,14 @@ function errorResponses(codes: ErrorCode[], keyed: boolean, query?: z.ZodObject)
 }
 
 function operation(spec: OperationSpec): Json {
-  const cacheHeaders = spec.cached ? ['CacheControl', 'Vary', 'ETag', 'LastModified', ...(spec.paged ? ['Link'] : [])] : [];
+  const cacheHeaders = spec.cached
+    ? [
+        ...(spec.keyed ? ['CacheControl', 'Vary'] : ['CacheControlPublic', 'VaryEncoding']),
+        'ETag',
+        'LastModified',
+        ...(spec.paged ? ['Link'] : []),
+      ]
+    : [];
   const okHeaders = headers([...cacheHeaders, ...(spec.okHeaders ?? []), 'RequestId', ...(spec.keyed ? RATE_HEADERS : [])]);
   const more = Object.fromEntries(
     Object.entries(spec.more ?? {}).map(([status, r]) => [
@@ -204,7 +230,8 @@ function operation(spec: OperationSpec): Json {
       },
     ]),
   );
-  const codes = operationErrors(spec.operationId, spec.keyed);
+  // A fault of ours (internal_error, 500) can end any request: listed on every operation.
+  const codes: ErrorCode[] = [...operationErrors(spec.operationId, spec.keyed), 'internal_error'];
   return {
     operationId: spec.operationId,
     tags: [spec.tag],
@@ -213,7 +240,7 @@ function operation(spec: OperationSpec): Json {
     // An operation without a key says so (an empty requirement), rather than by omission.
     security: spec.keyed ? [{ ApiKey: [] }] : [],
     parameters: [
-      ...(spec.pathParams ?? []).map((p) => ({ in: 'path', required: true, schema: { type: 'string' }, ...p })),
+      ...(spec.pathParams ?? []).map(({ maxLength, ...p }) => ({ in: 'path', required: true, schema: { type: 'string', maxLength }, ...p })),
       ...(spec.query ? queryParameters(spec.query) : []),
       ...(spec.cached ? [ref('parameters', 'IfNoneMatch'), ref('parameters', 'IfModifiedSince')] : []),
     ],
@@ -269,6 +296,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): Json {
     info: {
       title: 'Article syndication API',
       version: '1.0.0',
+      // Partners have a named technical contact in their agreement; there is no public address.
+      contact: { name: 'The technical contact named in your partner agreement (quote the X-Request-Id)' },
       // The content is ours, syndicated under each partner's agreement: no open licence applies.
       // SPDX's LicenseRef- form names a licence outside its list.
       license: { name: 'Proprietary: for partners under their syndication agreement', identifier: 'LicenseRef-Partner-Syndication-Agreement' },

@@ -193,11 +193,11 @@ const syncRunSchema = z.object({
 
 export const healthSchema = z
   .object({
-    status: z.enum(['ok', 'degraded', 'unavailable']).meta({
+    status: z.enum(['ok', 'degraded', 'unavailable', 'draining']).meta({
       description:
-        '`ok`; `degraded` (still 200) when the snapshot is older than its maximum age, the last sync failed, or the keys database cannot be used (then every /api/v1 request answers 503); `unavailable` (503) when the snapshot cannot be read. The search engine has its own `search.status`.',
+        '`ok`; `degraded` (still 200) when the snapshot is older than its maximum age, the last sync failed, or the keys database cannot be used (then every /api/v1 request answers 503); `unavailable` (503) when the snapshot cannot be read; `draining` (503) when the process is stopping: it still answers requests until it closes its port, and a balancer should take it out of rotation. The search engine has its own `search.status`.',
     }),
-    problems: z.array(z.string()).optional().meta({ description: 'When degraded: why, one sentence each.' }),
+    problems: z.array(z.string()).optional().meta({ description: 'When degraded or draining: why, one sentence each.' }),
     snapshot: z.object({
       locales: z.record(
         z.string(),

@@ -90,11 +90,15 @@ const updatedSince = z
     // document must show (its output type would be a number). No `examples`: see section's.
     type: 'string',
     format: 'date-time',
+    // A date-time is at most 35 characters or so; a longer value fails its parse (400).
+    maxLength: 64,
   });
 
 const since = z.string().optional().meta({
   description:
     'A cursor: the `meta.next` of an earlier answer. Omitted: from the beginning (the whole exposed catalogue plus the retained deletes).',
+  // Cursors are about 40 characters; a longer value is not one (400 invalid_cursor).
+  maxLength: 100,
 });
 
 const changesLimit = digits('limit', 1, MAX_CHANGES_LIMIT, `a whole number from 1 to ${MAX_CHANGES_LIMIT}`)

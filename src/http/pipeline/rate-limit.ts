@@ -88,6 +88,19 @@ export class RateLimiter {
     };
   }
 
+  /**
+   * Gives back `fraction` of one request's cost to a key charged earlier (a 304: see
+   * src/http/pipeline/revalidation-discount.ts). Never more than was charged: a bucket already
+   * full, or rebuilt since, is left alone.
+   */
+  refund(keyId: number, fraction: number, at: number): void {
+    const bucket = this.buckets.get(keyId);
+    if (!bucket || this.epoch === undefined) return;
+    const now = at - this.epoch;
+    if (bucket.fullAt <= now) return;
+    bucket.fullAt = Math.max(now, bucket.fullAt - fraction * bucket.intervalMs);
+  }
+
   /** Plain numbers for the metrics: requests accepted and refused since start. */
   stats(): { admitted: number; refused: number; keys: number } {
     return { admitted: this.admitted, refused: this.refused, keys: this.buckets.size };

@@ -6,6 +6,7 @@ import { Router, type Response } from 'express';
 import { projectRoot } from '../../lib/paths.js';
 import { notModified } from '../cache/conditional.js';
 import { ROUTES } from '../endpoints/routes-table.js';
+import { codingFor, encodedBody, encodedEtag, variesWithEncoding, type Coding } from '../cache/encoding.js';
 
 /*
  * GET /docs: the API reference for humans, Swagger UI rendering /api/v1/openapi.json, with a
@@ -49,6 +50,9 @@ interface StaticFile {
   body: Buffer;
   etag: string;
   type: string;
+  /** Text is compressed when asked (src/http/cache/encoding.ts), once per coding; images are not. */
+  compressible: boolean;
+  encoded?: Partial<Record<Coding, Buffer>>;
 }
 
 export function docsRoutes(clock: () => number): Router {
@@ -62,7 +66,7 @@ export function docsRoutes(clock: () => number): Router {
       const spec = FILES[name]!;
       const body = readFileSync(join(spec.dir(), name));
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-      found = { body, etag, type: spec.type };
+      found = { body, etag, type: spec.type, compressible: spec.type.startsWith('text/') };
       loaded.set(name, found);
     }
     return found;
@@ -71,17 +75,23 @@ export function docsRoutes(clock: () => number): Router {
   const send = (req: { headers: Record<string, string | string[] | undefined> }, res: Response, name: string) => {
     const f = file(name);
     res.setHeader('Content-Security-Policy', DOCS_CSP);
-    // Revalidated after an hour: a new release changes the ETag.
+    // Revalidated after an hour: a new release changes the ETag. The same for everyone: shared
+    // caches may keep it.
     res.setHeader('Cache-Control', 'public, max-age=3600');
-    res.setHeader('ETag', f.etag);
+    const coding = f.compressible ? codingFor(req.headers['accept-encoding'], f.body.length) : undefined;
+    const etag = encodedEtag(f.etag, coding);
+    if (f.compressible && variesWithEncoding(f.body.length)) res.setHeader('Vary', 'Accept-Encoding');
+    res.setHeader('ETag', etag);
     res.setHeader('Last-Modified', new Date(Math.floor(startedAt / 1000) * 1000).toUTCString());
-    if (notModified(req.headers, f.etag, startedAt)) {
+    if (notModified(req.headers, etag, startedAt)) {
       res.status(304).end();
       return;
     }
+    const body = encodedBody(f, coding);
     res.setHeader('Content-Type', f.type);
-    res.setHeader('Content-Length', f.body.length);
-    res.end(f.body);
+    if (coding) res.setHeader('Content-Encoding', coding);
+    res.setHeader('Content-Length', body.length);
+    res.end(body);
   };
 
   router.get(ROUTES.docs.path, (req, res) => {

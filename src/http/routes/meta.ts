@@ -8,6 +8,7 @@ import { formatUtcSeconds, type Clock } from '../../lib/time.js';
 import { buildOpenApiDocument } from '../contract/openapi.js';
 import { represent, sendRepresentation } from '../cache/representation.js';
 import type { Health } from '../contract/response-schemas.js';
+import type { StopNotice } from '../server/stop-notice.js';
 import { ROUTES } from '../endpoints/routes-table.js';
 import { problemsOf, snapshotHealth } from './service-state.js';
 
@@ -21,6 +22,8 @@ export interface MetaDeps {
   snapshotMaxAgeSeconds: number;
   /** PUBLIC_BASE_URL, the OpenAPI document's server address. */
   publicBaseUrl: string;
+  /** Once the process is stopping, /health answers 503 `draining` (the balancer's cue). */
+  stopNotice: StopNotice;
 }
 
 type SearchHealth = Health['search'];
@@ -28,7 +31,8 @@ type SearchHealth = Health['search'];
 /** The two endpoints that need no key: health for operators, the OpenAPI document for developers. */
 export function metaRoutes(deps: MetaDeps): Router {
   const router = Router();
-  const openapi = represent(buildOpenApiDocument({ serverUrl: deps.publicBaseUrl }));
+  // The same for everyone and needs no key: shared caches may keep it (no Vary: X-API-Key).
+  const openapi = represent(buildOpenApiDocument({ serverUrl: deps.publicBaseUrl }), undefined, { keyless: true });
   const startedAt = deps.clock();
 
   // 200 while the snapshot can be read, `degraded` when something needs an operator; 503 only
@@ -37,8 +41,14 @@ export function metaRoutes(deps: MetaDeps): Router {
   // makes every /api/v1 request a 503 but is shared by every host, so taking hosts out would
   // not help: it is `degraded`, which alerts, with the reason.
   router.get(ROUTES.health.path, async (_req, res) => {
+    deps.stopNotice.healthChecked();
     const search = await deps.engine.health();
     res.setHeader('Cache-Control', 'no-store');
+    if (deps.stopNotice.stopping) {
+      // Every other request is still answered: this only takes the process out of rotation.
+      res.status(503).json({ status: 'draining', problems: [DRAINING], search } satisfies Health);
+      return;
+    }
     let body: Health;
     try {
       body = snapshotBody(deps, search);
@@ -57,6 +67,8 @@ export function metaRoutes(deps: MetaDeps): Router {
 
   return router;
 }
+
+const DRAINING = 'The process is stopping: it still answers requests, and stops accepting connections shortly (SHUTDOWN_DELAY_MS).';
 
 /** The 200 body, `ok` or `degraded`; throws when the snapshot cannot be read or was never synced. */
 function snapshotBody(deps: MetaDeps, search: SearchHealth): Health {

@@ -104,7 +104,8 @@ describe.each(['fast path', 'express'])('conditional requests (%s)', (name) => {
 
   it('compares If-None-Match weakly: W/ prefix, lists with spaces or not, and *', async () => {
     for (const path of PATHS) {
-      const etag = (await fetchWith(path)).headers.get('etag')!;
+      // Asked without Accept-Encoding, as rawGet asks: the same representation, the same ETag.
+      const etag = (await fetchWith(path, { 'Accept-Encoding': 'identity' })).headers.get('etag')!;
       for (const field of [`W/${etag}`, `"a", ${etag}`, `"a",W/${etag},"b"`, '*', ` ${etag} `]) {
         const res = await rawGet(server().url, path, { 'X-API-Key': key, 'If-None-Match': field });
         expect(res.status, `${path} If-None-Match: ${field}`).toBe(304);

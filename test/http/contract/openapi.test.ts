@@ -185,7 +185,7 @@ describe('GET /api/v1/openapi.json', () => {
 
   it('documents updated_since as the date-time text partners send, which the live API accepts (and a number, which it refuses)', async () => {
     const param = (doc.paths['/api/v1/articles'].get.parameters as Json[]).find((p) => p.name === 'updated_since');
-    expect(param?.schema).toEqual({ type: 'string', format: 'date-time' });
+    expect(param?.schema).toEqual({ type: 'string', format: 'date-time', maxLength: 64 });
     const at = async (value: string) => (await api.request.get('/api/v1/articles').query({ updated_since: value }).set('X-API-Key', key)).status;
     expect(await at(param!.example as string)).toBe(200);
     expect(await at('1760947200000')).toBe(400);
@@ -242,14 +242,15 @@ describe('GET /api/v1/openapi.json', () => {
     for (const path of ['/health', '/api/v1/openapi.json']) expect((await api.request.get(path)).status, path).toBe(200);
   });
 
-  it('documents the 404 of the single article and the 400, 401 and 503 of every endpoint', () => {
+  it('documents the 404 of the single article and the 400, 401, 500 and 503 of every endpoint', () => {
     for (const path of Object.keys(ROUTES)) {
       const responses = doc.paths[path].get.responses as Json;
-      for (const status of ['200', '304', '400', '401', '503']) expect(responses, `${path} ${status}`).toHaveProperty(status);
-      for (const status of ['400', '401', '503']) expect(responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+      for (const status of ['200', '304', '400', '401', '500', '503']) expect(responses, `${path} ${status}`).toHaveProperty(status);
+      for (const status of ['400', '401', '500', '503']) expect(responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+      expect(responses['401'].headers).toHaveProperty('WWW-Authenticate');
     }
     expect(doc.paths['/api/v1/articles/{slug}'].get.responses).toHaveProperty('404');
-    expect(Object.keys(doc.paths['/health'].get.responses).sort()).toEqual(['200', '4XX', '503']);
+    expect(Object.keys(doc.paths['/health'].get.responses).sort()).toEqual(['200', '4XX', '500', '503']);
   });
 });
 
