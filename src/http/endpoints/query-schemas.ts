@@ -123,7 +123,8 @@ function instant(name: string, description: string) {
     .transform((v) => parseIsoToMs(v.replace(/(\d) (\d{2}:?\d{2})$/, '$1+$2')))
     .pipe(z.number({ error: rule }))
     .optional()
-    .meta({ description, type: 'string', format: 'date-time' });
+    // A date-time is at most 35 characters or so; a longer value fails its parse (400).
+    .meta({ description, type: 'string', format: 'date-time', maxLength: 64 });
 }
 
 const publishedAfter = instant(
@@ -198,6 +199,8 @@ function fields<const N extends string>(allowed: readonly N[]) {
         `The fields each item holds besides \`slug\`, comma-separated, among: ${allowed.map((n) => `\`${n}\``).join(', ')}. ` +
         'They come in the usual order whatever the order given. Omitted: every field, as without it.',
       type: 'string',
+      // The longest list that can be valid: every name once.
+      maxLength: allowed.join(',').length,
     });
 }
 

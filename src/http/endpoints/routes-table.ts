@@ -53,6 +53,8 @@ export interface Route<P extends string = string, S extends z.ZodObject | undefi
    * for a repeated query string), so a repeated request pays a WeakMap lookup.
    */
   readonly cacheKey: (parsed: object) => string;
+  /** The parameters left out of the cache key (RouteOptions.notInCacheKey). */
+  readonly notInCacheKey: ReadonlySet<string>;
 }
 
 interface RouteOptions<S> {
@@ -80,6 +82,7 @@ export function declareRoute<const P extends string, S extends z.ZodObject | und
     paged: options.paged ?? false,
     linkParams: new Set(options.paged ? names.filter((n) => n !== 'page') : []),
     cacheKey: cacheKeyOf(name, names.filter((n) => !options.notInCacheKey?.includes(n))),
+    notInCacheKey: new Set(options.notInCacheKey ?? []),
   });
 }
 
