@@ -13,6 +13,7 @@ import { leadingHeaders, setHeaders } from './http/pipeline/response-head.js';
 import { securityHeaderList } from './http/server/security-headers.js';
 import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
 import { revalidationDiscount } from './http/pipeline/revalidation-discount.js';
+import { usageHook } from './http/pipeline/usage-hook.js';
 import { contentRoutes } from './http/routes/content.js';
 import { rehearseSearchResponses } from './http/warm.js';
 import { FeedWaits } from './http/routes/feed-wait.js';
@@ -126,11 +127,11 @@ export function createApp(deps: AppDeps): App {
 
   const metrics = deps.metrics;
   metrics?.observe(metricSources(deps.store, clock, snapshotMaxAgeSeconds, { cache, engine: deps.engine }));
-  // Usage per key and day (src/keys/usage-counter.ts): counted here, written in the background.
+  // Usage per key and day (src/http/pipeline/usage-hook.ts): counted here, written in the background.
   const onResponse = composeHooks(
     revalidationDiscount(limiter, clock),
     metrics ? metrics.responded : undefined,
-    deps.keysStore.counts.responded,
+    usageHook(deps.keysStore.counts),
     deps.onResponse,
   );
   const begin = requestLog(deps.logger, { onResponse, clientAddress: clientAddressResolver(deps.trustProxy) });

@@ -2,7 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { METRIC_PREFIX as P } from './registry.js';
 import { RequestStats } from './request-stats.js';
-import type { WaitEnd, WaitObserver } from '../http/routes/feed-wait.js';
+
+export type WaitEnd = 'change' | 'timeout' | 'room' | 'stop' | 'gone';
+
+/** What the change feed's waiting requests (src/http/routes/feed-wait.ts) report to the metrics. */
+export interface WaitObserver {
+  started(): void;
+  ended(reason: WaitEnd): void;
+}
 
 const WAIT_ENDS: readonly WaitEnd[] = ['change', 'timeout', 'room', 'stop', 'gone'];
 

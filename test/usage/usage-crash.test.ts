@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { USAGE_FLUSH_INTERVAL_MS } from '../../src/keys/usage-counter.js';
+import { USAGE_FLUSH_INTERVAL_MS } from '../../src/db/keys/usage-counter.js';
 import { addKey, keysPathFor } from '../support/api.js';
 import { killApis, spawnApi } from '../support/api-process.js';
 import { rawArticle, rawSection } from '../support/cms-fixtures.js';

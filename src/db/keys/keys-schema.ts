@@ -56,7 +56,7 @@ export type KeyScopeChangeRow = typeof keyScopeChanges.$inferSelect;
 
 /*
  * Usage per key and UTC day (docs/editors.md#usage; decision 0067), written by the API in the
- * background (src/keys/usage-counter.ts) and read by `keys usage`. Counts only: no address,
+ * background (src/db/keys/usage-counter.ts) and read by `keys usage`. Counts only: no address,
  * no user agent. Kept 400 days (the API's flush prunes older days).
  */
 export const keyUsage = sqliteTable(

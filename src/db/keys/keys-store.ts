@@ -4,7 +4,7 @@ import { isStoreFailure, SchemaOutdatedError } from '../sqlite/connection.js';
 import { openKeysReader, type KeysDb } from './keys-connection.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { isCorruption, ReopeningReader } from '../sqlite/reopening-reader.js';
-import { UsageCounter } from '../../keys/usage-counter.js';
+import { UsageCounter } from './usage-counter.js';
 
 export interface KeysSession {
   db: KeysDb;
@@ -31,7 +31,7 @@ export class KeysStore {
   /** Reused while nothing changed: a new object only when the generation moves. */
   private current: KeysSession | undefined;
   private readonly usage: KeyUsageRecorder;
-  /** Usage per key and day (src/keys/usage-counter.ts): its `responded` is a per-response hook of the app. */
+  /** Usage per key and day (src/db/keys/usage-counter.ts): fed by the app's per-response hook (src/http/pipeline/usage-hook.ts). */
   readonly counts: UsageCounter;
 
   constructor(

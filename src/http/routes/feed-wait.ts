@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Locale } from '../../locale.js';
+import type { WaitEnd, WaitObserver } from '../../observability/api-metrics.js';
 import { markWaiting, unmarkWaiting } from '../server/waiting-responses.js';
 
 /*
@@ -20,15 +21,6 @@ import { markWaiting, unmarkWaiting } from '../server/waiting-responses.js';
 export const WAIT_POLL_MS = 250;
 /** The contract's per-key limit of waiting requests (shared among API processes, see maxPerKey). */
 export const MAX_WAITING_PER_KEY = 2;
-
-export type WaitEnd = 'change' | 'timeout' | 'room' | 'stop' | 'gone';
-
-/** Metrics of waiting requests (src/observability/api-metrics.ts). */
-export interface WaitObserver {
-  started(): void;
-  ended(reason: WaitEnd): void;
-}
-
 export interface Waiter {
   keyId: number;
   locale: Locale;

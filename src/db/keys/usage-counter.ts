@@ -1,12 +1,7 @@
 import Database from 'better-sqlite3';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../logger.js';
-import { USAGE_COLUMNS, utcDay, writeUsage } from '../db/keys/usage-counts.js';
-import { isCorruption } from '../db/sqlite/reopening-reader.js';
-import { detailQuery } from '../http/endpoints/query-schemas.js';
-import type { RequestContext } from '../http/pipeline/context.js';
-import { parseQuery } from '../http/endpoints/parse-query.js';
-import { ARTICLE_SLUG_AT, ROUTES, type Route } from '../http/endpoints/routes-table.js';
+import type { Logger } from '../../logger.js';
+import { USAGE_COLUMNS, utcDay, writeUsage } from './usage-counts.js';
+import { isCorruption } from '../sqlite/reopening-reader.js';
 
 /**
  * How often the counts are written. A crash (kill -9, a power cut) loses what was counted
@@ -25,13 +20,8 @@ const WRITER_BUSY_TIMEOUT_MS = 50;
 const PRUNE_EVERY_MS = 3_600_000;
 
 const COLUMN = Object.fromEntries(USAGE_COLUMNS.map((c, i) => [c, i])) as Record<(typeof USAGE_COLUMNS)[number], number>;
-const ENDPOINT = new Map<Route, number>([
-  [ROUTES.articles, COLUMN.articles],
-  [ROUTES.article, COLUMN.article],
-  [ROUTES.categories, COLUMN.categories],
-  [ROUTES.search, COLUMN.search],
-  [ROUTES.changes, COLUMN.changes],
-]);
+/** The endpoints counted per request, as the contract names them. */
+export type UsageEndpoint = 'articles' | 'article' | 'categories' | 'search' | 'changes';
 
 interface DayCounts {
   day: string;
@@ -69,35 +59,28 @@ export class UsageCounter {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  /** The per-response hook (src/app.ts): counts a response that was answered to a known key. */
-  readonly responded = (req: IncomingMessage, res: ServerResponse, context: RequestContext): void => {
-    const key = context.key;
-    if (key === undefined || !res.headersSent) return;
-    const status = res.statusCode;
-    const route = context.route;
-    this.count(key.id, context.startedAt, route, status, route === ROUTES.article && (status === 200 || status === 304) ? req : undefined);
-  };
-
-  private count(keyId: number, at: number, route: Route | undefined, status: number, articleRead: IncomingMessage | undefined): void {
+  /**
+   * Counts one response to a known key (the per-response hook, src/http/pipeline/usage-hook.ts):
+   * its endpoint, if it is one of the five, its status, and the article read (`locale slug`) for a
+   * 200 or 304 of the single article.
+   */
+  count(keyId: number, at: number, endpoint: UsageEndpoint | undefined, status: number, article: string | undefined): void {
     const day = at >= this.currentStart && at < this.currentEnd ? this.current! : this.dayOf(at);
     let counts = day.keys.get(keyId);
     if (counts === undefined) day.keys.set(keyId, (counts = new Float64Array(USAGE_COLUMNS.length)));
-    const endpoint = route === undefined ? undefined : ENDPOINT.get(route);
-    if (endpoint !== undefined) counts[endpoint]! += 1;
+    if (endpoint !== undefined) counts[COLUMN[endpoint]]! += 1;
     if (status === 304) counts[COLUMN.not_modified]! += 1;
     else if (status >= 500) counts[COLUMN.server_errors]! += 1;
     else if (status >= 400) counts[COLUMN.client_errors]! += 1;
-    if (articleRead !== undefined) this.articleRead(day, keyId, articleRead);
+    if (article !== undefined) this.articleRead(day, keyId, article);
     this.start();
   }
 
-  private articleRead(day: DayCounts, keyId: number, req: IncomingMessage): void {
+  private articleRead(day: DayCounts, keyId: number, article: string): void {
     if (this.pendingArticles >= MAX_PENDING_ARTICLES) {
       this.droppedArticles = true;
       return;
     }
-    const article = articleOf(req);
-    if (article === undefined) return;
     let read = day.articles.get(keyId);
     if (read === undefined) day.articles.set(keyId, (read = new Set()));
     if (!read.has(article)) {
@@ -217,32 +200,4 @@ function toBatch(days: Map<string, DayCounts>) {
       ),
     ),
   };
-}
-
-/**
- * `locale slug` of an article URL, as the route read them (the slug decoded, the locale
- * parsed by the same schema), remembered per URL: a repeated article (the cached path) costs
- * a Map lookup, and the same string each time, whose hash the Set has already computed.
- */
-const articleOfUrl = new Map<string, string>();
-const MAX_REMEMBERED_URLS = 10_000;
-
-function articleOf(req: IncomingMessage): string | undefined {
-  const url = req.url!;
-  const known = articleOfUrl.get(url);
-  if (known !== undefined) return known;
-  try {
-    const query = url.indexOf('?');
-    let end = query === -1 ? url.length : query;
-    if (url.charCodeAt(end - 1) === 47) end -= 1;
-    const slug = decodeURIComponent(url.slice(ARTICLE_SLUG_AT, end));
-    const { locale } = parseQuery(req, detailQuery);
-    const article = `${locale} ${slug}`;
-    if (articleOfUrl.size >= MAX_REMEMBERED_URLS) articleOfUrl.clear();
-    articleOfUrl.set(url, article);
-    return article;
-  } catch {
-    // A 200 was answered for this URL, so it parses; nothing to count otherwise.
-    return undefined;
-  }
 }
