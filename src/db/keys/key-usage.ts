@@ -1,15 +1,11 @@
-import Database from 'better-sqlite3';
 import type { Logger } from '../../logger.js';
 import { formatUtcSeconds } from '../../lib/time.js';
 import { recordLastUsed } from './keys.js';
 import { isCorruption } from '../sqlite/reopening-reader.js';
+import { BackgroundWriter } from './background-writer.js';
 
 /** How often the API writes last-used times: at most one write per key per interval. */
 export const LAST_USED_INTERVAL_MS = 60_000;
-
-// A flush runs on the event loop: it may wait this long for a CLI holding the write lock,
-// and otherwise tries again at the next interval.
-const WRITER_BUSY_TIMEOUT_MS = 50;
 
 /**
  * Remembers when each key was last used and writes those times to the keys database in one
@@ -17,28 +13,25 @@ const WRITER_BUSY_TIMEOUT_MS = 50;
  * read-only). A request never waits for this and never fails because of it: a failed write
  * is logged, its times are kept, and the next flush tries again.
  */
-export class KeyUsageRecorder {
+export class KeyUsageRecorder extends BackgroundWriter {
   private pending = new Map<number, number>();
-  private writer: Database.Database | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private failing = false;
 
   constructor(
-    private readonly path: string,
+    path: string,
     private readonly logger: Logger,
-    private readonly intervalMs = LAST_USED_INTERVAL_MS,
+    intervalMs = LAST_USED_INTERVAL_MS,
     /** Told of a write that failed because the file is damaged or not a database. */
     private readonly onDamaged: (error: unknown) => void = () => {},
-  ) {}
+  ) {
+    super(path, intervalMs);
+  }
 
   /** One map write per request; the timer starts with the first use. */
   touch(id: number, at: number): void {
     const previous = this.pending.get(id);
     if (previous === undefined || at > previous) this.pending.set(id, at);
-    if (!this.timer) {
-      this.timer = setInterval(() => this.flush(), this.intervalMs);
-      this.timer.unref();
-    }
+    this.startTimer();
   }
 
   /** Writes what was recorded since the last flush. Never throws. */
@@ -47,8 +40,7 @@ export class KeyUsageRecorder {
     const batch = this.pending;
     this.pending = new Map();
     try {
-      this.writer ??= this.open();
-      recordLastUsed(this.writer, new Map([...batch].map(([id, at]) => [id, formatUtcSeconds(at)])));
+      recordLastUsed(this.connection(), new Map([...batch].map(([id, at]) => [id, formatUtcSeconds(at)])));
       if (this.failing) this.logger.info({ store: 'keys' }, 'last-used times written again');
       this.failing = false;
     } catch (error) {
@@ -61,29 +53,5 @@ export class KeyUsageRecorder {
       this.failing = true;
       if (isCorruption(error)) this.onDamaged(error);
     }
-  }
-
-  /** Flushes what is pending and stops the timer (on shutdown). */
-  close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    this.flush();
-    this.closeWriter();
-  }
-
-  private open(): Database.Database {
-    const sqlite = new Database(this.path, { fileMustExist: true });
-    sqlite.pragma(`busy_timeout = ${WRITER_BUSY_TIMEOUT_MS}`);
-    return sqlite;
-  }
-
-  /** Forgets the writer connection (the file may have been replaced); the next flush reopens it. */
-  closeWriter(): void {
-    try {
-      this.writer?.close();
-    } catch {
-      // Discarded either way.
-    }
-    this.writer = undefined;
   }
 }

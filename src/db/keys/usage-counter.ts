@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import type { Logger } from '../../logger.js';
 import { USAGE_COLUMNS, utcDay, writeUsage } from './usage-counts.js';
 import { isCorruption } from '../sqlite/reopening-reader.js';
+import { BackgroundWriter } from './background-writer.js';
 
 /**
  * How often the counts are written. A crash (kill -9, a power cut) loses what was counted
@@ -15,8 +15,6 @@ export const USAGE_FLUSH_INTERVAL_MS = 2_000;
  * slugs cannot grow the API's memory. About 100 bytes each: 10 MB at most.
  */
 export const MAX_PENDING_ARTICLES = 100_000;
-// As for the last-used times: a flush may wait this long for the CLI's write lock.
-const WRITER_BUSY_TIMEOUT_MS = 50;
 const PRUNE_EVERY_MS = 3_600_000;
 
 const COLUMN = Object.fromEntries(USAGE_COLUMNS.map((c, i) => [c, i])) as Record<(typeof USAGE_COLUMNS)[number], number>;
@@ -38,26 +36,26 @@ interface DayCounts {
  * adds a Set insert). A failed write keeps its counts for the next one and is logged once;
  * `close` writes what is left (on SIGTERM).
  */
-export class UsageCounter {
+export class UsageCounter extends BackgroundWriter {
   private days = new Map<string, DayCounts>();
   private current: DayCounts | undefined;
   private currentStart = 0;
   private currentEnd = 0;
   private pendingArticles = 0;
   private droppedArticles = false;
-  private writer: Database.Database | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private failing = false;
   private lastPrune = -Infinity;
 
   constructor(
-    private readonly path: string,
+    path: string,
     private readonly logger: Logger,
-    private readonly intervalMs = USAGE_FLUSH_INTERVAL_MS,
+    intervalMs = USAGE_FLUSH_INTERVAL_MS,
     /** Told of a write that failed because the file is damaged or not a database. */
     private readonly onDamaged: (error: unknown) => void = () => {},
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    super(path, intervalMs);
+  }
 
   /**
    * Counts one response to a known key (the per-response hook, src/http/pipeline/usage-hook.ts):
@@ -73,7 +71,7 @@ export class UsageCounter {
     else if (status >= 500) counts[COLUMN.server_errors]! += 1;
     else if (status >= 400) counts[COLUMN.client_errors]! += 1;
     if (article !== undefined) this.articleRead(day, keyId, article);
-    this.start();
+    this.startTimer();
   }
 
   private articleRead(day: DayCounts, keyId: number, article: string): void {
@@ -103,12 +101,6 @@ export class UsageCounter {
     return day;
   }
 
-  private start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => this.flush(), this.intervalMs);
-    this.timer.unref();
-  }
-
   /** Writes the counts gathered since the last write. Never throws. */
   flush(): void {
     if (this.days.size === 0) return;
@@ -120,8 +112,7 @@ export class UsageCounter {
     const now = this.clock();
     const prune = now - this.lastPrune >= PRUNE_EVERY_MS ? { today: utcDay(now) } : undefined;
     try {
-      this.writer ??= this.open();
-      writeUsage(this.writer, toBatch(batch), prune);
+      writeUsage(this.connection(), toBatch(batch), prune);
       if (prune) this.lastPrune = now;
       if (this.failing) this.logger.info({ store: 'keys' }, 'usage counts written again');
       this.failing = false;
@@ -160,30 +151,6 @@ export class UsageCounter {
         for (const article of read) if (!into.has(article)) (into.add(article), (this.pendingArticles += 1));
       }
     }
-  }
-
-  /** Writes what is pending and stops the timer (on shutdown). */
-  close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    this.flush();
-    this.closeWriter();
-  }
-
-  private open(): Database.Database {
-    const sqlite = new Database(this.path, { fileMustExist: true });
-    sqlite.pragma(`busy_timeout = ${WRITER_BUSY_TIMEOUT_MS}`);
-    return sqlite;
-  }
-
-  /** Forgets the writer connection (the file may have been replaced); the next flush reopens it. */
-  closeWriter(): void {
-    try {
-      this.writer?.close();
-    } catch {
-      // Discarded either way.
-    }
-    this.writer = undefined;
   }
 }
 
