@@ -8,6 +8,13 @@ import { OPERATIONS, type OperationSpec } from './openapi-operations.js';
 import { articleDetailSchema, articleSchema, changeSchema, errorSchema, highlightedTextSchema, highlightsSchema, imageSchema, searchHitSchema, sectionSchema } from './response-schemas.js';
 
 /*
+ * One piece on purpose (over 300 lines): the document is assembled in one pass from the
+ * operations table, the zod schemas and the error catalogue, and its parts (parameters, shared
+ * headers, components) refer to each other by name; the operations themselves and their
+ * examples live in openapi-operations.ts and openapi-examples.ts.
+ */
+
+/*
  * The OpenAPI 3.1 document, generated from the zod schemas the routes parse and serialize
  * with (OpenAPI 3.1 uses JSON Schema 2020-12, zod's own target) and from the operations
  * table (src/http/contract/openapi-operations.ts), so it cannot drift from what the API does.

@@ -5,6 +5,13 @@ import type { SearchPage } from '../../engine.js';
 import type { CacheStats, JobResult, LogMessage, ReadyMessage, SearchJob, WorkerSetup } from './protocol.js';
 import { workerScript } from './worker-script.js';
 
+/*
+ * One piece on purpose (about 300 lines): the pool is one state machine over its slots (a
+ * thread starting, warming, searching, refreshing its views after a sync, dying and being
+ * replaced), and every transition reads and writes the same slot fields; the admission of
+ * searches is outside it (src/search/admission.ts).
+ */
+
 interface Task {
   job: SearchJob;
   signal: AbortSignal | undefined;
