@@ -8,7 +8,7 @@ import { intersect, type IdSet, type TermSets } from './term-sets.js';
  * One piece on purpose (about 400 lines): ranking a query's matches is one pass over the
  * locale's ordering with shared scratch arrays (bitmaps, marks, the reused result array), and
  * the functions here hand those arrays to each other; split across files they would have to be
- * exported and their reuse rules (docs/decisions/0050, 0053) stated in several places.
+ * exported and their reuse rules (decisions 0050 and 0053) stated in several places.
  */
 
 /** How a query is ranked: see rankMatches. */
