@@ -1,12 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderBody } from '../../src/content/body-render.js';
 import { CONTRACT_ATTRIBUTES, CONTRACT_ELEMENTS, htmlProblems } from './allow-list-check.js';
+import { chromiumMissing, launchChromium } from '../support/tools/chromium.js';
+import { skipWithoutTool } from '../support/tools/required-tool.js';
 
 /*
  * "Inserting body_html into a page runs no script, ever" (docs/specs/api-contract.md). Each body of
@@ -25,17 +27,6 @@ import { CONTRACT_ATTRIBUTES, CONTRACT_ELEMENTS, htmlProblems } from './allow-li
  * Nothing may be reported.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 interface HostileCase {
   family: string;
@@ -63,12 +54,10 @@ describe('the hostile corpus', () => {
 });
 
 // On a developer's machine without Debian's chromium package the browser half is skipped, and
-// says why; on CI (CI=true, where .ci/run installs the package) a missing browser fails it.
-const haveChromium = existsSync(CHROMIUM);
-const mustRun = process.env.CI === 'true';
-if (!haveChromium && !mustRun) console.warn(`hostile-corpus.test.ts: skipping the Chromium half: ${CHROMIUM} is not installed (apt-get install chromium)`);
+// says why; on CI (where .ci/run installs the package) a missing browser fails it.
+const noChromium = skipWithoutTool('chromium', chromiumMissing());
 
-describe.skipIf(!haveChromium && !mustRun)('the hostile corpus in headless Chromium, with no CSP', () => {
+describe.skipIf(noChromium)('the hostile corpus in headless Chromium, with no CSP', () => {
   let context: BrowserContext;
   let server: Server;
   let origin: string;
@@ -81,7 +70,6 @@ describe.skipIf(!haveChromium && !mustRun)('the hostile corpus in headless Chrom
     `<!doctype html><html><head><meta charset="utf-8"><title>Partner page</title></head><body><h1>A partner's page</h1><main id="body">${html}</main><footer id="end">end</footer></body></html>`;
 
   beforeAll(async () => {
-    if (!haveChromium) throw new Error(`Chromium is not installed at ${CHROMIUM}; CI must run this suite (.ci/run installs Debian's chromium package)`);
     server = createServer((req, res) => {
       const html = bodies.get(req.url ?? '');
       if (html === undefined) {
@@ -94,7 +82,7 @@ describe.skipIf(!haveChromium && !mustRun)('the hostile corpus in headless Chrom
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     profile = mkdtempSync(join(tmpdir(), 'body-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS });
+    context = await launchChromium(profile);
     await context.exposeBinding('__report', (source, what: string) => {
       reports.push(`${what} (in ${source.frame.url().slice(0, 80)})`);
     });

@@ -1,29 +1,19 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey, startApi, testClock, type TestApi } from '../../support/api.js';
 import { skipWithoutTool } from '../../support/tools/required-tool.js';
 import { useOneArticleApi } from './one-article-api.js';
 import { buildSnapshot } from '../../support/snapshot-fixture.js';
 import { REPO_ROOT } from '../../support/worker.js';
+import { chromiumMissing, launchChromium } from '../../support/tools/chromium.js';
 
 /*
  * GET /docs: the reference page, served entirely by us, loaded in a real headless Chromium
  * (Debian's package; nothing here downloads a browser).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const fixture = useOneArticleApi('docs-page-');
 const dir = fixture.dir;
 let api: TestApi;
@@ -77,13 +67,13 @@ describe('GET /docs over HTTP', () => {
 
 // Nothing may download a browser: skipped with the reason printed where Debian's chromium
 // package is not installed, a failure on CI, whose `.ci/run` installs it (required-tool.ts).
-const noChromium = skipWithoutTool('chromium', existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found (Debian's chromium package)`);
+const noChromium = skipWithoutTool('chromium', chromiumMissing());
 describe.skipIf(noChromium)('GET /docs in headless Chromium', () => {
   let browser: BrowserContext;
 
   beforeAll(async () => {
     // A fresh profile in the test's own temp dir (playwright passes it as --user-data-dir).
-    browser = await chromium.launchPersistentContext(dir.path('profile'), { executablePath: CHROMIUM, args: ARGS });
+    browser = await launchChromium(dir.path('profile'));
   }, 120_000);
 
   afterAll(async () => {
