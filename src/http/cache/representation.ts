@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Doorkeeper } from '../../lib/doorkeeper.js';
 import { entryBytes, Lru } from '../../lib/lru.js';
 import { notModified } from './conditional.js';
 import { contextOf } from '../pipeline/context.js';
@@ -42,13 +43,18 @@ export function represent(value: unknown, paging?: Paging, options: { transient?
  * its body, its ETag, its key and a fixed overhead (src/lib/lru.ts), so that many small answers
  * (empty lists for distinct unknown sections) cannot outgrow the budget. The content tag
  * changes with each sync and each scheduled publication, so an entry is never stale; a
- * repeated request costs a map lookup instead of queries and serialization.
+ * repeated request costs a map lookup instead of queries and serialization. An answer is kept
+ * on its second request within the doorkeeper's memory, not its first (src/lib/doorkeeper.ts):
+ * never-repeated searches and distinct unknown values then cost no cache memory.
  */
 export class ResponseCache {
   private readonly lru: Lru<Representation>;
+  private readonly doorkeeper: Doorkeeper | undefined;
 
-  constructor(maxBytes: number) {
+  /** `options.everyAnswer`: keep an answer on its first request (tests that count entries). */
+  constructor(maxBytes: number, options: { everyAnswer?: boolean } = {}) {
     this.lru = new Lru(maxBytes);
+    this.doorkeeper = options.everyAnswer ? undefined : new Doorkeeper();
   }
 
   /**
@@ -77,7 +83,8 @@ export class ResponseCache {
   }
 
   private keep(key: string, made: Representation): Representation {
-    if (made.transient) return made;
+    if (made.transient || this.lru.maxWeight === 0) return made;
+    if (this.doorkeeper && !this.doorkeeper.admit(key)) return made;
     // A small Buffer is a slice of a shared 8 KB pool: kept alone it would hold the whole
     // slab. A cached body gets its own memory, the size it is weighed at.
     const body = made.body.byteLength === made.body.buffer.byteLength ? made.body : Buffer.copyBytesFrom(made.body);

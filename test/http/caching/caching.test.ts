@@ -245,15 +245,32 @@ describe('HEAD', () => {
 });
 
 describe('the response cache counts', () => {
-  it('each request once: a first request is one miss, a repeat one hit, on every cached endpoint', async () => {
+  it('each request once, and keeps an answer on its second request: a first request is a miss kept nowhere, a second a miss kept, a third a hit, on every cached endpoint', async () => {
     const cache = new ResponseCache(8 * 1024 * 1024);
     const counted = await startApi({ databasePath: dbPath, clock, responseCache: cache });
     try {
       const paths = ['/api/v1/articles?limit=3', '/api/v1/articles/older', '/api/v1/categories?locale=zh', '/api/v1/changes?limit=5', '/api/v1/search?q=older'];
       for (const path of paths) expect((await get(path, counted)).status, path).toBe(200);
-      expect(cache.stats()).toMatchObject({ hits: 0, misses: paths.length, entries: paths.length });
+      expect(cache.stats()).toMatchObject({ hits: 0, misses: paths.length, entries: 0 });
       for (const path of paths) expect((await get(path, counted)).status, path).toBe(200);
-      expect(cache.stats()).toMatchObject({ hits: paths.length, misses: paths.length });
+      expect(cache.stats()).toMatchObject({ hits: 0, misses: 2 * paths.length, entries: paths.length });
+      for (const path of paths) expect((await get(path, counted)).status, path).toBe(200);
+      expect(cache.stats()).toMatchObject({ hits: paths.length, misses: 2 * paths.length, entries: paths.length });
+    } finally {
+      await counted.close();
+    }
+  });
+
+  it('never-repeated requests take no room: 300 distinct unknown sections leave the cache empty and a repeated page kept', async () => {
+    const cache = new ResponseCache(8 * 1024 * 1024);
+    const counted = await startApi({ databasePath: dbPath, clock, responseCache: cache });
+    try {
+      for (let i = 0; i < 2; i++) expect((await get('/api/v1/articles?limit=2', counted)).status).toBe(200);
+      for (let i = 0; i < 300; i++) expect((await get(`/api/v1/articles?section=nowhere-${i}`, counted)).status).toBe(200);
+      expect(cache.stats()).toMatchObject({ entries: 1 });
+      const before = cache.stats().hits;
+      expect((await get('/api/v1/articles?limit=2', counted)).status).toBe(200);
+      expect(cache.stats().hits).toBe(before + 1);
     } finally {
       await counted.close();
     }

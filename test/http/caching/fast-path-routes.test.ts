@@ -146,7 +146,9 @@ describe('the fast path switch', () => {
 
   it('on: repeated reads of the fast routes are answered without Express, the same as Express answers them', async () => {
     for (const path of paths) {
+      // The first answer is sent, the second kept (src/lib/doorkeeper.ts), the third comes from the cache.
       const first = await on.request.get(path).set('X-API-Key', key);
+      await on.request.get(path).set('X-API-Key', key);
       const again = await on.request.get(path).set('X-API-Key', key);
       expect(first.status, path).toBe(200);
       expect(visible(again), path).toEqual(visible(first));
