@@ -278,17 +278,24 @@ function bestWindow(text: string, matches: Match[]): [number, number] {
   let best = 0;
   let bestDistinct = 0;
   let bestCount = 0;
+  // The query words seen in the window starting at match i: seenAt[word] === i (one array for
+  // all windows instead of a Set per window).
+  const seenAt: number[] = [];
   for (let i = 0; i < matches.length; i++) {
     const limit = matches[i]!.start + SNIPPET_LENGTH - LEAD;
-    const seen = new Set<number>();
+    let distinct = 0;
     let count = 0;
     for (let j = i; j < matches.length && matches[j]!.end <= limit; j++) {
-      seen.add(matches[j]!.word);
+      const word = matches[j]!.word;
+      if (seenAt[word] !== i) {
+        seenAt[word] = i;
+        distinct++;
+      }
       count++;
     }
-    if (seen.size > bestDistinct || (seen.size === bestDistinct && count > bestCount)) {
+    if (distinct > bestDistinct || (distinct === bestDistinct && count > bestCount)) {
       best = i;
-      bestDistinct = seen.size;
+      bestDistinct = distinct;
       bestCount = count;
     }
   }
@@ -300,12 +307,23 @@ function bestWindow(text: string, matches: Match[]): [number, number] {
 }
 
 /** Highlights of the title (whole) and of the best excerpt of the body, for the query words. */
+/**
+ * One array reused by every highlight (a thread highlights one body at a time), filled with -1
+ * over the length asked: a new one per hit was a 4-bytes-per-character ArrayBuffer allocated
+ * outside V8's heap for every body of every search page.
+ */
+let scratch = new Int32Array(0);
+function sourceToText(length: number): Int32Array {
+  if (scratch.length < length) scratch = new Int32Array(Math.max(length, 2 * scratch.length));
+  return scratch.subarray(0, length).fill(-1);
+}
+
 export function highlight(article: { title: string; body: string }, words: readonly QueryWord[]): Highlights {
   const title = render(article.title, findMatches(article.title, words), words);
 
   const { text, from } = flatten(article.body);
   // Source offsets onto text offsets: a match whose characters were all kept maps exactly.
-  const to = new Int32Array(article.body.length + 1).fill(-1);
+  const to = sourceToText(article.body.length + 1);
   for (let i = 0; i < from.length; i++) to[from[i]!] = i;
   const matches: Match[] = [];
   for (const m of findMatches(article.body, words, MAX_MATCHES)) {
