@@ -3,7 +3,7 @@
  * entry keeps an answer on its second request, not its first (TinyLFU's "doorkeeper"; CDNs call
  * it caching on the second hit). Answers asked for once (never-repeated searches, distinct
  * unknown sections, a crawler's walk through the pages) then never push out answers that repeat,
- * and never hold memory of their own (decision 0075).
+ * and never hold memory of their own (decision 0076).
  *
  * Keys are held as 32-bit hashes in two generations of at most `capacity` each: when the newer
  * one is full it becomes the older and the older is dropped, so a key is remembered for at

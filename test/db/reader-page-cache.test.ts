@@ -10,7 +10,7 @@ afterAll(() => dir.cleanup());
 
 // better-sqlite3 builds SQLite with a 16 MB page cache per connection; the API's readers (its
 // main thread and each search thread) keep 2 MB each, a fixed part of the API's memory
-// (decision 0075). A negative cache_size is in KiB.
+// (decision 0076). A negative cache_size is in KiB.
 describe('read-only connections', () => {
   it('keep a 2 MB page cache: the snapshot reader (main thread and search threads) and the keys reader', () => {
     const path = dir.path('snapshot.db');

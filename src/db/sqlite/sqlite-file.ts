@@ -190,7 +190,7 @@ export function openReaderFile(path: string, options: OpenOptions): Database.Dat
  * cache at start and under load: 16 MB each was 28 MB of the API's memory after start. The
  * kernel's page cache keeps the file's pages anyway, so a page SQLite no longer holds costs a
  * read(2) of memory, not of disk: 2 MB made no measurable difference to the search threads'
- * rankings (median 2.1-2.2 ms either way over 400 never-repeated queries; decision 0075).
+ * rankings (median 2.1-2.2 ms either way over 400 never-repeated queries; decision 0076).
  */
 const READER_PAGE_CACHE_KIB = 2_048;
 
