@@ -4,11 +4,11 @@ import type { Readable } from 'node:stream';
 
 /*
  * One GET over node:http (node:https for an https CMS), not fetch: fetch's engine (undici and
- * its WebAssembly HTTP parser) costs the worker about 15 MB of memory from the first request
- * on, most of an incremental sync's growth (docs/decisions/0075-worker-without-fetch.md).
- * node:http parses with the parser built into Node. What fetch did for us and the CMS client
- * relies on is done here: the keep-alive pool (Node's global agents keep connections alive),
- * a compressed body decoded, and the request and its body ended when `signal` aborts.
+ * its WebAssembly HTTP parser) cost the worker about 12 MB of memory from the first request
+ * on, most of an incremental sync's growth then (decision 0075). node:http parses with the
+ * parser built into Node. What fetch did for us and the CMS client relies on is done here: the
+ * keep-alive pool (Node's global agents keep connections alive), a compressed body decoded,
+ * and the request and its body ended when `signal` aborts.
  */
 
 export interface HttpAnswer {
@@ -17,7 +17,7 @@ export interface HttpAnswer {
   header(name: string): string | undefined;
   /** The body, decoded (gzip, deflate, br), as Buffers. */
   body: AsyncIterable<Buffer>;
-  /** Stops reading the body and frees the connection. */
+  /** Stops reading the body; the connection is closed, not reused. */
   discard(): void;
 }
 
@@ -28,9 +28,9 @@ let https: typeof import('node:https') | undefined;
 
 export async function httpGet(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<HttpAnswer> {
   signal.throwIfAborted();
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`unsupported protocol ${url.protocol}`);
   // TLS is loaded only for a CMS that needs it.
   const send = url.protocol === 'https:' ? (https ??= await import('node:https')).request : httpRequest;
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`unsupported protocol ${url.protocol}`);
   const outgoing: OutgoingHttpHeaders = { ...headers, 'accept-encoding': ACCEPT_ENCODING };
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = send(url, { method: 'GET', headers: outgoing, signal }, resolve);
