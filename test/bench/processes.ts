@@ -8,8 +8,9 @@ import { projectRoot } from '../../src/lib/paths.js';
 export const dist = (path: string) => join(projectRoot(), 'dist', path);
 
 /**
- * The Node flags the Procfile starts `script` with (`--max-semi-space-size=16` for the API and
- * the worker), so that the bench measures the processes as production runs them.
+ * The Node flags the Procfile starts `script` with (`--max-semi-space-size=16` for the API,
+ * `--max-semi-space-size=4 --heap-growing-percent=15` for the worker), so that the bench
+ * measures the processes as production runs them.
  */
 export function procfileFlags(script: string): string[] {
   for (const line of readFileSync(join(projectRoot(), 'Procfile'), 'utf8').split('\n')) {
