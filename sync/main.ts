@@ -5,9 +5,7 @@ import { getWorkerState, recentRuns, setWorkerState } from '../src/db/snapshot/s
 import { UsageError } from '../src/errors.js';
 import { createLogger, type Logger } from '../src/logger.js';
 import { runMain } from '../src/lib/main-guard.js';
-import { closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics } from '../src/observability/registry.js';
-import { WorkerMetrics } from '../src/observability/worker-metrics.js';
-import { createSearchIndexer } from '../src/search/create-engine.js';
+import type { SearchIndexer } from '../src/search/indexer.js';
 import { formatUtcSeconds, systemClock } from '../src/lib/time.js';
 import { createHttpCmsAdapter } from './cms/http-adapter.js';
 import { createCmsHttpClient } from './cms/http-client.js';
@@ -20,6 +18,9 @@ import { createWebhookServer, WEBHOOK_PATH } from './webhook.js';
 /*
  * The worker's entry point: parses the command line, builds the dependencies and hands over
  * to runSync (one pass) or the scheduler (the long-lived process). Nothing else happens here.
+ * The metrics endpoint (prom-client) and the Meilisearch indexer are imported only when
+ * configured: loaded always, they were 118 modules and 2-3 MB of peak memory that a sync
+ * without them never used (docs/operations.md#the-sync-workers-memory).
  */
 
 interface Options {
@@ -68,7 +69,7 @@ function openSnapshot(config: WorkerConfig, create: boolean, allowNewer: boolean
   }
 }
 
-function deps(config: WorkerConfig, db: Db, logger: Logger, withCms: boolean): SyncDeps {
+function deps(config: WorkerConfig, db: Db, logger: Logger, withCms: boolean, indexer: SearchIndexer | undefined): SyncDeps {
   const cmsConfig = withCms ? requireCms(config) : config.cms;
   return {
     db,
@@ -93,7 +94,7 @@ function deps(config: WorkerConfig, db: Db, logger: Logger, withCms: boolean): S
     overlapSeconds: config.overlapSeconds,
     feedRetentionDays: config.feedRetentionDays,
     searchLists: config.searchLists,
-    indexer: createSearchIndexer(config.search, logger),
+    indexer,
     showProgress: process.stdout.isTTY === true,
   };
 }
@@ -128,7 +129,8 @@ async function once(config: WorkerConfig, db: Db, logger: Logger, kind: SyncKind
   const controller = new AbortController();
   // Not process.once: the second SIGINT of a Ctrl-C would then kill the process by default.
   onStopSignals(logger, () => controller.abort());
-  const summary = await runSync({ ...deps(config, db, logger, kind !== 'reindex'), signal: controller.signal }, kind);
+  const indexer = await searchIndexer(config, logger);
+  const summary = await runSync({ ...deps(config, db, logger, kind !== 'reindex', indexer), signal: controller.signal }, kind);
   // Stopped on purpose: the run is rolled back and recorded as stopped, and that is no failure
   // of the process (a deploy or a person stopping it expects exit code 0, as the daemon gives).
   if (summary.status === 'failed' && !controller.signal.aborted) throw new UsageError(`sync failed: ${summary.error}`);
@@ -136,7 +138,7 @@ async function once(config: WorkerConfig, db: Db, logger: Logger, kind: SyncKind
 
 async function daemon(config: WorkerConfig, db: Db, logger: Logger): Promise<void> {
   const controller = new AbortController();
-  const base = { ...deps(config, db, logger, true), signal: controller.signal };
+  const base = { ...deps(config, db, logger, true, await searchIndexer(config, logger)), signal: controller.signal };
   // Both ports are bound before any tick or run starts: one that cannot be bound ends the start
   // with runMain's one line and exit code 1, with nothing started. Started first, a sync would
   // outlive this function (the database closed under it) and the cron tasks would keep a
@@ -216,9 +218,20 @@ function webhookBindFailure(error: NodeJS.ErrnoException, config: WorkerConfig):
   return `${error.message} (check WEBHOOK_HOST and WEBHOOK_PORT)`;
 }
 
+/** The external search index to follow (Meilisearch), when one is configured. */
+async function searchIndexer(config: WorkerConfig, logger: Logger): Promise<SearchIndexer | undefined> {
+  if (!config.search.meilisearch) return undefined;
+  const { createSearchIndexer } = await import('../src/search/create-engine.js');
+  return createSearchIndexer(config.search, logger);
+}
+
 /** The daemon's metrics on WORKER_METRICS_PORT, when set. */
 async function serveWorkerMetrics(config: WorkerConfig, logger: Logger) {
   if (!config.metrics) return undefined;
+  const [{ closeMetricsServer, createRegistry, portOf, registrySource, serveMetrics }, { WorkerMetrics }] = await Promise.all([
+    import('../src/observability/registry.js'),
+    import('../src/observability/worker-metrics.js'),
+  ]);
   const registry = createRegistry();
   const metrics = new WorkerMetrics(registry);
   const server = await serveMetrics(registrySource(registry), config.metrics.port, config.metrics.host, 'WORKER_METRICS_PORT');

@@ -1,6 +1,7 @@
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/lib/time.js';
 import { CmsError, type CmsErrorKind } from './errors.js';
+import { httpGet, type HttpAnswer } from './http-get.js';
 import { abortableSleep, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry-policy.js';
 
 // The CMS's retry policy has its own file; its Retry-After parser stays importable from here.
@@ -71,7 +72,7 @@ export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClien
   if (options.token) {
     headers.authorization = `Bearer ${options.token}`;
   } else if (base.username || base.password) {
-    // fetch refuses URLs with credentials; send them the way a browser would instead.
+    // Credentials in the URL are sent the way a browser sends them, and never as part of a URL.
     const userInfo = `${decodeURIComponent(base.username)}:${password}`;
     headers.authorization = `Basic ${Buffer.from(userInfo).toString('base64')}`;
   }
@@ -102,13 +103,13 @@ export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClien
     try {
       let current = url;
       for (let redirects = 0; ; redirects++) {
-        const res = await fetch(current, { method: 'GET', headers, redirect: 'manual', signal });
+        const res = await httpGet(current, headers, signal);
         if (res.status >= 300 && res.status < 400) {
-          await res.body?.cancel().catch(() => undefined);
+          res.discard();
           current = redirectTarget(res, current, base, redirects);
           continue;
         }
-        if (!res.ok) await failOnStatus(res, signal, now, redact);
+        if (res.status < 200 || res.status > 299) await failOnStatus(res, signal, now, redact);
         const text = await readBody(res, signal, options.maxResponseBytes);
         try {
           return JSON.parse(text) as unknown;
@@ -166,8 +167,8 @@ export function createCmsHttpClient(options: CmsHttpClientOptions): CmsHttpClien
   };
 }
 
-function redirectTarget(res: Response, current: URL, base: URL, redirects: number): URL {
-  const location = res.headers.get('location');
+function redirectTarget(res: HttpAnswer, current: URL, base: URL, redirects: number): URL {
+  const location = res.header('location');
   if (!location) {
     fail({ kind: 'http_status', cause: `HTTP ${res.status} without a Location header`, retryable: false, status: res.status });
   }
@@ -187,7 +188,7 @@ function redirectTarget(res: Response, current: URL, base: URL, redirects: numbe
   return target;
 }
 
-async function failOnStatus(res: Response, signal: AbortSignal, now: Clock, redact: (text: string) => string): Promise<never> {
+async function failOnStatus(res: HttpAnswer, signal: AbortSignal, now: Clock, redact: (text: string) => string): Promise<never> {
   const status = res.status;
   let detail = '';
   try {
@@ -197,7 +198,7 @@ async function failOnStatus(res: Response, signal: AbortSignal, now: Clock, reda
   }
   const retryable = isRetryableStatus(status);
   // Any answer that will be retried says when it may be (429, 503 and the other 5xx alike).
-  const retryAfterMs = retryable ? parseRetryAfter(res.headers.get('retry-after'), now) : undefined;
+  const retryAfterMs = retryable ? parseRetryAfter(res.header('retry-after') ?? null, now) : undefined;
   const cause = `HTTP ${status}${res.statusText ? ` ${res.statusText}` : ''}${detail ? `: ${detail}` : ''}`;
   return fail({ kind: 'http_status', cause, retryable, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
 }
@@ -206,23 +207,19 @@ async function failOnStatus(res: Response, signal: AbortSignal, now: Clock, reda
  * Reads a body up to `maxBytes`, checking Content-Length first and counting while streaming.
  * With `truncate`, a longer body is cut at the bound instead of failing (error snippets).
  */
-async function readBody(res: Response, signal: AbortSignal, maxBytes: number, truncate = false): Promise<string> {
-  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+async function readBody(res: HttpAnswer, signal: AbortSignal, maxBytes: number, truncate = false): Promise<string> {
+  const declared = Number(res.header('content-length') ?? Number.NaN);
   if (!truncate && Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel().catch(() => undefined);
+    res.discard();
     fail({ kind: 'too_large', cause: `Content-Length ${declared} exceeds the ${maxBytes}-byte bound`, retryable: false });
   }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let received = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
+    for await (const value of res.body) {
       received += value.byteLength;
       if (received > maxBytes) {
-        await reader.cancel().catch(() => undefined);
+        res.discard();
         if (truncate) {
           chunks.push(value.subarray(0, value.byteLength - (received - maxBytes)));
           break;
@@ -251,12 +248,10 @@ const NETWORK_CAUSES: Record<string, string> = {
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ETIMEDOUT: 'connection timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
-  UND_ERR_SOCKET: 'connection closed by the CMS',
   EPIPE: 'connection closed by the CMS',
 };
 
-// fetch reports "fetch failed" and hides the reason in `cause` (sometimes an AggregateError).
+// The reason may be nested in `cause` (sometimes an AggregateError, for a host with several addresses).
 function networkCause(error: unknown): string {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {

@@ -39,7 +39,7 @@ interface Statements {
   fresh: Database.Statement<[], number | undefined>;
   setFresh: Database.Statement<[number]>;
   read: Database.Statement<[string, string], { docs: number; encoding: ListEncoding; ids: Buffer }>;
-  readAll: Database.Statement<[], { word: string; field: ListField; docs: number; encoding: ListEncoding; ids: Buffer }>;
+  listed: Database.Statement<[], { word: string; field: ListField }>;
   write: Database.Statement<[string, string, number, string, Buffer]>;
   clear: Database.Statement<[]>;
   mostCommon: Database.Statement<[number], string>;
@@ -50,7 +50,7 @@ const prepared = statementsFor(
     fresh: sqlite.prepare<[], number | undefined>('SELECT fresh FROM search_common_lists_state WHERE id = 1').pluck(),
     setFresh: sqlite.prepare('UPDATE search_common_lists_state SET fresh = ? WHERE id = 1'),
     read: sqlite.prepare('SELECT docs, encoding, ids FROM search_common_lists WHERE word = ? AND field = ?'),
-    readAll: sqlite.prepare('SELECT word, field, docs, encoding, ids FROM search_common_lists'),
+    listed: sqlite.prepare('SELECT word, field FROM search_common_lists'),
     write: sqlite.prepare('INSERT OR REPLACE INTO search_common_lists (word, field, docs, encoding, ids) VALUES (?, ?, ?, ?, ?)'),
     clear: sqlite.prepare('DELETE FROM search_common_lists'),
     mostCommon: sqlite.prepare<[number], string>(`SELECT word FROM search_common_lists WHERE field = 'all' ORDER BY docs DESC, word LIMIT ?`).pluck(),
@@ -165,11 +165,13 @@ function candidateWords(terms: readonly [string, number][]): string[] {
 /**
  * Follows the changed articles only: their new text goes into a small temporary index with
  * the same tokenizer, each listed word is matched there, and its list loses the changed ids
- * and gains the ones that match now. The set of words stays until the next full sync.
+ * and gains the ones that match now. The set of words stays until the next full sync. The
+ * lists are read one at a time: all of them at once (up to SEARCH_LISTS_MB, 8 MB, and a copy
+ * of each) were most of an incremental sync's memory (docs/operations.md#the-sync-workers-memory).
  */
 function followChanges(db: Db, changes: IndexChanges): CommonListsRefresh {
   const s = prepared(db);
-  const rows = s.readAll.all();
+  const rows = s.listed.all();
   if (changes.docs.size === 0 || rows.length === 0) return { mode: 'changes', words: rows.length / 2, bytes: 0 };
   const delta = deltaIndex(db);
   delta.clear.run();
@@ -181,9 +183,10 @@ function followChanges(db: Db, changes: IndexChanges): CommonListsRefresh {
   let bytes = 0;
   for (const row of rows) {
     const matched = new Set(delta.match.all(row.field === 'title' ? titleMatch(row.word) : matchFor([row.word])!));
-    const bits = toBitmap({ docs: row.docs, encoding: row.encoding, words: wordsOf(row.ids) }, largestId);
+    const list = readCommonList(db, row.word, row.field)!;
+    const bits = toBitmap(list, largestId);
     let changed = false;
-    let docs = row.docs;
+    let docs = list.docs;
     for (const id of changes.docs.keys()) {
       const had = (bits[id >>> 5]! & (1 << (id & 31))) !== 0;
       const has = matched.has(id);
@@ -193,9 +196,9 @@ function followChanges(db: Db, changes: IndexChanges): CommonListsRefresh {
       changed = true;
     }
     if (changed) {
-      const list = encodeBitmap(bits, docs);
-      write(s, row.word, row.field, list);
-      bytes += list.words.byteLength;
+      const written = encodeBitmap(bits, docs);
+      write(s, row.word, row.field, written);
+      bytes += written.words.byteLength;
     }
   }
   delta.clear.run();
