@@ -168,16 +168,23 @@ const HAN_WORD = /^\p{Script=Han}+$/u;
  * was most of a Chinese search answer's highlighting cost.
  */
 function findHanMatches(text: string, words: readonly QueryWord[], limit: number): Match[] {
+  // Where each word occurs, then the Chinese runs around those places, segmented together.
+  const occurrences = words.map((w) => {
+    const part = w.parts[0]!;
+    const found: number[] = [];
+    for (let i = text.indexOf(part); i !== -1; i = text.indexOf(part, i + 1)) found.push(i);
+    return found;
+  });
+  const ends = hanTokenEnds(text, occurrences.flat());
   // Token start -> its end and the first query word (in query order) it starts with.
   const at = new Map<number, { end: number; word: number }>();
-  const runs = new Map<number, Map<number, number>>();
   for (let w = 0; w < words.length; w++) {
-    const part = words[w]!.parts[0]!;
-    for (let i = text.indexOf(part); i !== -1; i = text.indexOf(part, i + 1)) {
+    const length = words[w]!.parts[0]!.length;
+    for (const i of occurrences[w]!) {
       if (at.has(i)) continue;
-      const end = hanTokenEnds(text, i, runs).get(i);
+      const end = ends.get(i);
       // A token starting here that holds the word: shorter, the word runs past it.
-      if (end !== undefined && end - i >= part.length) at.set(i, { end, word: w });
+      if (end !== undefined && end - i >= length) at.set(i, { end, word: w });
     }
   }
   const starts = [...at.keys()].sort((a, b) => a - b);
@@ -190,17 +197,42 @@ function findHanMatches(text: string, words: readonly QueryWord[], limit: number
   return out;
 }
 
-/** The tokens (start -> end) of the Chinese run around `i`, as tokens() splits it; segmented once per run. */
-function hanTokenEnds(text: string, i: number, runs: Map<number, Map<number, number>>): Map<number, number> {
-  let start = i;
-  for (let before = codePointBefore(text, start); before !== undefined && HAN.test(before); before = codePointBefore(text, start)) start -= before.length;
-  let ends = runs.get(start);
-  if (ends) return ends;
-  let end = i;
-  for (let c = codePointAt(text, end); c !== undefined && HAN.test(c); c = codePointAt(text, end)) end += c.length;
-  ends = new Map();
-  for (const s of segmenter.segment(text.slice(start, end))) ends.set(start + s.index, start + s.index + s.segment.length);
-  runs.set(start, ends);
+/**
+ * The tokens (start -> end) of the Chinese runs around the offsets `near`, as tokens() splits
+ * them: each run segmented alone, but all in one call to ICU, joined by spaces (a space always
+ * ends a word, so each run splits as it would alone; src/search/segment.ts does the same for
+ * the index). A call per run was most of a Chinese answer's highlighting time, and each call
+ * holds ICU memory outside V8's heap until a full collection.
+ */
+function hanTokenEnds(text: string, near: readonly number[]): Map<number, number> {
+  const runs: { start: number; end: number }[] = [];
+  const seen = new Set<number>();
+  for (const i of near) {
+    let start = i;
+    for (let before = codePointBefore(text, start); before !== undefined && HAN.test(before); before = codePointBefore(text, start)) start -= before.length;
+    if (seen.has(start)) continue;
+    seen.add(start);
+    let end = i;
+    for (let c = codePointAt(text, end); c !== undefined && HAN.test(c); c = codePointAt(text, end)) end += c.length;
+    if (end > start) runs.push({ start, end });
+  }
+  const ends = new Map<number, number>();
+  if (runs.length === 0) return ends;
+  // Where each run starts in the joined text, in order.
+  const joinedAt: number[] = [];
+  let joined = '';
+  for (const run of runs) {
+    if (joined.length > 0) joined += ' ';
+    joinedAt.push(joined.length);
+    joined += text.slice(run.start, run.end);
+  }
+  let r = 0;
+  for (const s of segmenter.segment(joined)) {
+    if (s.segment === ' ') continue;
+    while (r + 1 < runs.length && joinedAt[r + 1]! <= s.index) r++;
+    const at = runs[r]!.start + (s.index - joinedAt[r]!);
+    ends.set(at, at + s.segment.length);
+  }
   return ends;
 }
 
