@@ -1,4 +1,5 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { exactBytes } from '../../lib/exact-bytes.js';
 
 /*
  * Compressed answers (RFC 9110 §8.4, §12.5.3). A JSON page of 40-80 KB is 10-20 KB gzipped, and
@@ -88,12 +89,14 @@ export function encodedBody(item: Encodable, coding: Coding | undefined): Buffer
   if (coding === undefined) return item.body;
   const kept = item.encoded?.[coding];
   if (kept) return kept;
-  const made =
+  // Kept with the answer: zlib returns a view into a 64 KB slab, which would be kept whole.
+  const made = exactBytes(
     coding === 'gzip'
       ? gzipSync(item.body, { level: 6 })
       : brotliCompressSync(item.body, {
           params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: item.body.length },
-        });
+        }),
+  );
   item.encoded = { ...item.encoded, [coding]: made };
   return made;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Doorkeeper } from '../../lib/doorkeeper.js';
+import { exactBytes, utf8Bytes } from '../../lib/exact-bytes.js';
 import { entryBytes, Lru } from '../../lib/lru.js';
 import { notModified } from './conditional.js';
 import { contextOf } from '../pipeline/context.js';
@@ -29,7 +30,7 @@ export interface Representation {
 }
 
 export function represent(value: unknown, paging?: Paging, options: { transient?: boolean; keyless?: boolean } = {}): Representation {
-  const body = Buffer.from(JSON.stringify(value), 'utf8');
+  const body = utf8Bytes(JSON.stringify(value));
   // A strong validator: the hash of the exact bytes, identical in every API process.
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
   const rep: Representation = paging ? { body, etag, paging } : { body, etag };
@@ -85,9 +86,9 @@ export class ResponseCache {
   private keep(key: string, made: Representation): Representation {
     if (made.transient || this.lru.maxWeight === 0) return made;
     if (this.doorkeeper && !this.doorkeeper.admit(key)) return made;
-    // A small Buffer is a slice of a shared 8 KB pool: kept alone it would hold the whole
-    // slab. A cached body gets its own memory, the size it is weighed at.
-    const body = made.body.byteLength === made.body.buffer.byteLength ? made.body : Buffer.copyBytesFrom(made.body);
+    // A Buffer may be a view into a shared slab, which keeping it would hold whole: a cached
+    // body gets its own memory, the size it is weighed at.
+    const body = exactBytes(made.body);
     const kept = body === made.body ? made : { ...made, body };
     // Room for its compressed forms, made when a client asks (JSON compresses to a fifth or
     // less: both together stay under half the body).
