@@ -92,6 +92,13 @@ export const apiSchema = z.object({
   ...searchRuntime,
 });
 
+/**
+ * CACHE_MB's default: 24 MB of answers asked for at least twice (src/lib/doorkeeper.ts) and 8 MB
+ * of ranked results, so that the API stays within 300 MB at its peak on 110,000 articles with
+ * every cache full (decision 0076; it was 64 before answers were kept on their second request).
+ */
+export const DEFAULT_CACHE_MB = 32;
+
 export interface ApiConfig {
   port: number;
   host: string;
@@ -147,7 +154,7 @@ export function defaultAppSettings(): AppSettings {
 export function loadApiConfig(env: Env): Readonly<ApiConfig> {
   const v = parse(apiSchema, env);
   const search = searchConfig(v, v.MEILI_SEARCH_KEY, v.MEILI_TIMEOUT_MS);
-  const budget = cacheBudget((v.CACHE_MB ?? v.RESPONSE_CACHE_MB ?? 64) * 1024 * 1024);
+  const budget = cacheBudget((v.CACHE_MB ?? v.RESPONSE_CACHE_MB ?? DEFAULT_CACHE_MB) * 1024 * 1024);
   return Object.freeze({
     port: v.PORT,
     host: v.HOST,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { apiSchema } from './api.js';
+import { apiSchema, DEFAULT_CACHE_MB } from './api.js';
 import { cliSchema } from './cli.js';
 import { demoSchema } from './demo.js';
 import { workerSchema } from './worker.js';
@@ -49,7 +49,7 @@ export const MEANINGS: Record<string, Meaning> = {
   CACHE_MB: {
     meaning:
       'One memory budget for every cache of an API process: three quarters for serialized responses, a quarter for the search threads\' ranked results (split between them). Each entry is weighed with its key and a fixed per-entry overhead. 0 turns caching off.',
-    unset: '`RESPONSE_CACHE_MB`, else 64',
+    unset: `\`RESPONSE_CACHE_MB\`, else ${DEFAULT_CACHE_MB}`,
   },
   RESPONSE_CACHE_MB: { meaning: 'The former name of `CACHE_MB`, still read when `CACHE_MB` is not set.', unset: 'none' },
   SEARCH_WORKERS: {

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { normalizeQuery } from '../../src/search/normalize.js';
+import { DEFAULT_CACHE_MB } from '../../src/config/api.js';
 import { load, type LoadResult } from './load.js';
 import { dist, freePort, memoryOf, portFromStdout, procfileFlags, startNode, stop, waitForHttp } from './processes.js';
 
@@ -266,7 +267,7 @@ export async function benchSearch(databasePath: string, totalEn: number): Promis
     await closed(Array.from({ length: 20_000 }, (_, i) => `${base}/api/v1/search?q=${encodeURIComponent(`zq${i}x ${pad}`)}`));
     const afterQueries = memoryOf(api.pid!).rssMb;
     const peak = memoryOf(api.pid!).peakMb;
-    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, unique50One, unique100One, unique50Keys, unique100Keys, ramp, cold, coldSeconds, clientFloor: floor, listAlone, listWithSearch, searchBesideList, pathological, rss: { afterStart, before, afterSearch, afterSections, afterQueries, peak, budgetMb: Number(process.env.CACHE_MB ?? 64) } };
+    return { pinned, workers, unique5, unique20, unique5Plain, unique20Plain, unique50One, unique100One, unique50Keys, unique100Keys, ramp, cold, coldSeconds, clientFloor: floor, listAlone, listWithSearch, searchBesideList, pathological, rss: { afterStart, before, afterSearch, afterSections, afterQueries, peak, budgetMb: Number(process.env.CACHE_MB ?? DEFAULT_CACHE_MB) } };
   } finally {
     await stop(api);
     if (pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });

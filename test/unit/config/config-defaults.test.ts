@@ -34,7 +34,7 @@ describe('defaults of settings', () => {
       snapshotMaxAgeSeconds: config.snapshotMaxAgeSeconds,
       trustProxy: config.trustProxy,
     });
-    // The response cache's share of the default 64 MB budget.
-    expect(defaultAppSettings().responseCacheBytes).toBe(48 * 1024 * 1024);
+    // The response cache's share (three quarters) of the default 32 MB budget.
+    expect(defaultAppSettings().responseCacheBytes).toBe(24 * 1024 * 1024);
   });
 });
