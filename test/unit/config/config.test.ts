@@ -33,8 +33,8 @@ describe('loadApiConfig', () => {
     expect(config.busyTimeoutMs).toBe(2_000);
     expect(config.logLevel).toBe('info');
     // One 64 MB budget: three quarters for responses, a quarter for the search threads.
-    expect(config.responseCacheBytes).toBe(48 * 1024 * 1024);
-    expect(config.searchRuntime.cacheBytesPerWorker * config.searchRuntime.workers).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(config.responseCacheBytes).toBe(24 * 1024 * 1024);
+    expect(config.searchRuntime.cacheBytesPerWorker * config.searchRuntime.workers).toBeLessThanOrEqual(8 * 1024 * 1024);
     expect(config.searchRuntime).toMatchObject({ timeoutMs: 2_000, rankAllMax: 2_000 });
     expect(config.rateLimit).toEqual({ perMinute: 0, burstSeconds: 10 });
     expect(config.search).toEqual({ engine: 'sqlite' });
