@@ -32,7 +32,7 @@ describe('loadApiConfig', () => {
     expect(isAbsolute(config.databasePath)).toBe(true);
     expect(config.busyTimeoutMs).toBe(2_000);
     expect(config.logLevel).toBe('info');
-    // One 64 MB budget: three quarters for responses, a quarter for the search threads.
+    // One 32 MB budget: three quarters for responses, a quarter for the search threads.
     expect(config.responseCacheBytes).toBe(24 * 1024 * 1024);
     expect(config.searchRuntime.cacheBytesPerWorker * config.searchRuntime.workers).toBeLessThanOrEqual(8 * 1024 * 1024);
     expect(config.searchRuntime).toMatchObject({ timeoutMs: 2_000, rankAllMax: 2_000 });
