@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { collectStartupGarbage } from './lib/startup-collection.js';
 import { createApp } from './app.js';
 import { isRetire } from './cluster-messages.js';
 import type { ApiConfig } from './config/api.js';
@@ -73,6 +74,7 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   const threadsStarted = engine.start?.();
   app.warm();
   await withinStartWait(threadsStarted, logger);
+  collectStartupGarbage();
 
   const server = createApiServer(app, config.serverLimits, logger);
   const drain = drainable(server);

@@ -8,6 +8,7 @@ import { RankedSearch } from '../sqlite-fts.js';
 import { LOCALES, type Locale } from '../../../locale.js';
 import type { JobResult, SearchJob, WarmMessage, WorkerSetup } from './protocol.js';
 import type { ExposureIndex } from '../../engine.js';
+import { collectStartupGarbage } from '../../../lib/startup-collection.js';
 import { SnapshotViews } from './snapshot-views.js';
 
 /*
@@ -122,6 +123,8 @@ function rehearse(): void {
     for (let round = 0; round < rounds; round++) {
       for (const { exposure, asked } of plans) for (const q of asked) ranked.rehearse(session.db, q, exposure);
     }
+    // After the start's rounds, their garbage goes now rather than during a partner's search.
+    if (rounds === REHEARSAL_ROUNDS) collectStartupGarbage();
     logger.debug({ queries, rounds, ms: Math.round(performance.now() - started) }, 'search thread rehearsed common queries');
   } catch {
     // Only a rehearsal: the snapshot failing now is for the next search to report.
