@@ -51,7 +51,7 @@ export const searchRuntime = {
   SEARCH_MAX_WAIT_MS: optional(int(0, 600_000)).default(250),
   SEARCH_RANK_ALL_MAX: optional(int(4, 10_000_000)).default(DEFAULT_RANK_ALL_MAX),
   SEARCH_COMMON_MIN: optional(int(1, 10_000_000)).default(DEFAULT_COMMON_MIN),
-  SEARCH_TERM_CACHE_MB: optional(int(0, 1_024)).default(12),
+  SEARCH_TERM_CACHE_MB: optional(int(0, 1_024)).default(8),
   SEARCH_WORKER_NICE: optional(int(0, 19)).default(10),
 };
 
