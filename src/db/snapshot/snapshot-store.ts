@@ -58,7 +58,7 @@ export class SnapshotStore {
    * once per turn of the event loop: the requests read from the sockets in one turn arrived
    * together and share them, which under load turns a stat and a read transaction (two file
    * locks) per request into one per batch, while any later turn sees a new sync or a
-   * replaced file. Keys are checked on every request all the same (src/db/keys/keys-store.ts).
+   * replaced file. The keys store does the same (src/db/keys/keys-store.ts).
    */
   session(): StoreSession {
     try {

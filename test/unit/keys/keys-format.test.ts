@@ -247,14 +247,17 @@ describe('KeyVerifier over a real keys database file', () => {
     expect(codeOf(() => verifier.verify(doomed.key, session(21)))).toBe('revoked_api_key');
   });
 
-  it('with a KeysStore, sees a key committed by another connection on the next session', () => {
+  it('with a KeysStore, sees a key committed by another connection from the next turn', async () => {
     const store = new KeysStore(path, 5_000, memoryLogger().logger);
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     try {
       const verifier = new KeyVerifier(clock);
       expect(verifier.verify(active.key, store.session()).id).toBe(active.id);
       const added = createKey(writer, 'Late Partner', clock);
+      await nextTurn();
       expect(verifier.verify(added.key, store.session()).id).toBe(added.id);
       revokeKey(writer, added.id, clock);
+      await nextTurn();
       expect(codeOf(() => verifier.verify(added.key, store.session()))).toBe('revoked_api_key');
     } finally {
       store.close();
