@@ -27,7 +27,10 @@ describe('the API metrics endpoint (METRICS_PORT)', () => {
   beforeAll(async () => {
     buildSnapshot(dbPath, {
       sections: [rawSection({ slug: 'fiber' }), { ...rawSection({ slug: 'fiber' }), locale: 'zh' }],
-      articles: [rawArticle({ slug: 'hello', section_slug: 'fiber', published_at: '2026-01-01T00:00:00Z' })],
+      articles: [
+        rawArticle({ slug: 'hello', section_slug: 'fiber', published_at: '2026-01-01T00:00:00Z' }),
+        rawArticle({ slug: 'hello-too', section_slug: 'fiber', published_at: '2026-01-02T00:00:00Z' }),
+      ],
       now: Date.now() - 120_000,
     });
     key = addKey(dbPath, 'Metrics Partner').key;
@@ -104,16 +107,19 @@ describe('the API metrics endpoint (METRICS_PORT)', () => {
     expect(answered + refused).toBe(20);
     expect(refused).toBeGreaterThan(0);
 
+    const paged = await fetch(`${busy.url}/api/v1/search?q=article&limit=1`, { headers: { 'X-API-Key': key } });
+    expect(((await paged.json()) as { meta: { total: number } }).meta.total).toBe(2);
     const m = await scrape(busy.metricsUrl!);
     expect(m.types.get('syndication_search_pool_refused_total')).toBe('counter');
     const byReason = ['queue_full', 'wait', 'shed', 'timeout'].map((reason) => m.value('syndication_search_pool_refused_total', { reason }) ?? 0);
     expect(byReason.reduce((a, b) => a + b)).toBe(refused);
     expect(m.value('syndication_search_pool_refused_total', { reason: 'timeout' })).toBe(0);
-    expect(m.value('syndication_search_admitted_total')).toBe(answered);
+    expect(m.value('syndication_search_admitted_total')).toBe(answered + 1);
     expect(m.value('syndication_load_refusals_total', { reason: 'search_busy' })).toBe(refused);
     expect(m.value('syndication_search_in_flight')).toBe(0);
     expect(m.value('syndication_search_queued')).toBe(0);
     expect(m.value('syndication_search_threads_replaced_total')).toBe(0);
+    // The search with a second page (a ranking without one is not kept).
     expect(m.value('syndication_search_ranked_cache_bytes')).toBeGreaterThan(0);
   });
 

@@ -53,7 +53,9 @@ export class TermSets {
       const stored = this.listsFresh ? readCommonList(db, word, field) : undefined;
       const match = field === 'all' ? matchFor([word])! : `{title} : (${matchFor([word])!})`;
       ids = stored ? IdSet.stored(stored) : IdSet.of(ftsMatchIdArray(db, match));
-      this.lists.set(key, ids, entryBytes(key, ids.byteLength));
+      // A word no article has costs one lookup in the index's term list: not worth a place
+      // (distinct unknown words, a typo each, would fill the cache with nothing).
+      if (ids.size > 0) this.lists.set(key, ids, entryBytes(key, ids.byteLength));
     }
     return ids;
   }
