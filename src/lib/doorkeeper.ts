@@ -28,11 +28,6 @@ export class Doorkeeper {
     this.newer.add(hash);
     return known;
   }
-
-  clear(): void {
-    this.newer.clear();
-    this.older.clear();
-  }
 }
 
 /** FNV-1a over UTF-16 code units: cheap, and spread well enough for a filter that may err. */
