@@ -6,8 +6,23 @@
 
 // Markdown and HTML that a plain-text excerpt leaves out: tags and comments, images and link
 // targets (their text stays), heading, list and quote markers, emphasis and code marks.
+// Sticky: flatten tries it only where one of its alternatives can start (a character of
+// mayStartMarkup, or a line's start), and finds the matches a global scan finds, since no
+// alternative can start anywhere else (test/unit/search/highlight.test.ts compares both).
+// Scanning the whole body tried every alternative at every character: half of a search
+// answer's highlighting cost.
 const MARKUP =
-  /<!--[\s\S]*?(?:-->|$)|<\/?[A-Za-z][^<>]*>|!?\[(?=[^[\]\n]*\]\()|\]\([^()\s]*(?:\s+"[^"]*")?\)|(?<=^|\n)[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?)|\*\*?|__|`+|(?<=^|\n)[ \t]*(?:[-*_][ \t]*){3,}(?=\n|$)/g;
+  /<!--[\s\S]*?(?:-->|$)|<\/?[A-Za-z][^<>]*>|!?\[(?=[^[\]\n]*\]\()|\]\([^()\s]*(?:\s+"[^"]*")?\)|(?<=^|\n)[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?)|\*\*?|__|`+|(?<=^|\n)[ \t]*(?:[-*_][ \t]*){3,}(?=\n|$)/y;
+
+/** The characters an alternative of MARKUP starts with, apart from a line's start: < ! [ ] * _ ` */
+function mayStartMarkup(c: number): boolean {
+  return c === 60 || c === 33 || c === 91 || c === 93 || c === 42 || c === 95 || c === 96;
+}
+
+// Reused by every call (one body at a time per thread): typed arrays of a body's length, new
+// for each hit, were allocated outside V8's heap for every body of every search page.
+let codes = new Uint16Array(0);
+let offsets = new Int32Array(0);
 
 /**
  * Plain text of a Markdown body, whitespace collapsed, with `from[i]`: the offset in `source`
@@ -15,38 +30,52 @@ const MARKUP =
  */
 export function flatten(source: string): { text: string; from: Int32Array } {
   const n = source.length;
-  const drop = new Uint8Array(n + 1);
-  for (const m of source.matchAll(MARKUP)) drop.fill(1, m.index, m.index + m[0].length);
+  if (codes.length < n) {
+    codes = new Uint16Array(Math.max(n, 2 * codes.length));
+    offsets = new Int32Array(codes.length);
+  }
   // Character codes and offsets in typed arrays, one string at the end: a string and an array
   // grown a character at a time were most of a search answer's highlighting cost.
-  const codes = new Uint16Array(n);
-  const from = new Int32Array(n);
   let length = 0;
   let space = true;
-  for (let i = 0; i < n; i++) {
+  let lineStart = true;
+  let i = 0;
+  while (i < n) {
     const c = source.charCodeAt(i);
-    if (drop[i] === 1) {
-      // A tag between two words still separates them.
-      if (!space && c === 60 /* < */) {
-        codes[length] = 32;
-        from[length++] = i;
-        space = true;
+    if (lineStart || mayStartMarkup(c)) {
+      MARKUP.lastIndex = i;
+      const end = MARKUP.test(source) ? MARKUP.lastIndex : i;
+      if (end > i) {
+        // Markup left out. A tag between two words still separates them.
+        if (!space) {
+          for (let j = i; j < end; j++) {
+            if (source.charCodeAt(j) !== 60 /* < */) continue;
+            codes[length] = 32;
+            offsets[length++] = j;
+            space = true;
+            break;
+          }
+        }
+        lineStart = source.charCodeAt(end - 1) === 10;
+        i = end;
+        continue;
       }
-      continue;
     }
+    lineStart = c === 10;
+    i++;
     if (isSpaceCode(c)) {
       if (space) continue;
       codes[length] = 32;
-      from[length++] = i;
+      offsets[length++] = i - 1;
       space = true;
       continue;
     }
     codes[length] = c;
-    from[length++] = i;
+    offsets[length++] = i - 1;
     space = false;
   }
   if (length > 0 && codes[length - 1] === 32) length--;
-  return { text: stringOf(codes, length), from: from.slice(0, length) };
+  return { text: stringOf(codes, length), from: offsets.slice(0, length) };
 }
 
 /** What `\s` matches in a JavaScript regular expression (ECMAScript WhiteSpace and LineTerminator). */

@@ -338,29 +338,31 @@ function bestWindow(text: string, matches: Match[]): [number, number] {
   return [start, cutEnd(text, start + SNIPPET_LENGTH, first.end)];
 }
 
-/** Highlights of the title (whole) and of the best excerpt of the body, for the query words. */
-/**
- * One array reused by every highlight (a thread highlights one body at a time), filled with -1
- * over the length asked: a new one per hit was a 4-bytes-per-character ArrayBuffer allocated
- * outside V8's heap for every body of every search page.
- */
-let scratch = new Int32Array(0);
-function sourceToText(length: number): Int32Array {
-  if (scratch.length < length) scratch = new Int32Array(Math.max(length, 2 * scratch.length));
-  return scratch.subarray(0, length).fill(-1);
+/** Where the character at `offset` of the source is in the text (`from` ascending), or -1 when flatten left it out. */
+function textOffset(from: Int32Array, offset: number): number {
+  let low = 0;
+  let high = from.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    const at = from[mid]!;
+    if (at === offset) return mid;
+    if (at < offset) low = mid + 1;
+    else high = mid - 1;
+  }
+  return -1;
 }
 
+/** Highlights of the title (whole) and of the best excerpt of the body, for the query words. */
 export function highlight(article: { title: string; body: string }, words: readonly QueryWord[]): Highlights {
   const title = render(article.title, findMatches(article.title, words), words);
 
   const { text, from } = flatten(article.body);
-  // Source offsets onto text offsets: a match whose characters were all kept maps exactly.
-  const to = sourceToText(article.body.length + 1);
-  for (let i = 0; i < from.length; i++) to[from[i]!] = i;
+  // Matches found in the source, onto the text: one whose characters were all kept maps exactly.
+  // A search per match: a hit has a few, and a map over the whole body cost more than finding them.
   const matches: Match[] = [];
   for (const m of findMatches(article.body, words, MAX_MATCHES)) {
-    const start = to[m.start]!;
-    const last = to[m.end - 1]!;
+    const start = textOffset(from, m.start);
+    const last = textOffset(from, m.end - 1);
     if (start >= 0 && last >= start) matches.push({ start, end: last + 1, word: m.word });
   }
   const [start, end] = bestWindow(text, matches);
