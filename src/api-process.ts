@@ -75,6 +75,9 @@ export async function runApiProcess(config: Readonly<ApiConfig>, options: { inCl
   app.warm();
   await withinStartWait(threadsStarted, logger);
   collectStartupGarbage();
+  // Once more after that collection, as the search threads do (src/search/sqlite/pool/worker.ts):
+  // the work first done after a full collection was the slower for it, and a partner's would be.
+  app.warm(1);
 
   const server = createApiServer(app, config.serverLimits, logger);
   const drain = drainable(server);

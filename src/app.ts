@@ -15,7 +15,7 @@ import { requestLog, type ResponseHook } from './http/pipeline/request-log.js';
 import { revalidationDiscount } from './http/pipeline/revalidation-discount.js';
 import { usageHook } from './http/pipeline/usage-hook.js';
 import { contentRoutes } from './http/routes/content.js';
-import { rehearseSearchResponses } from './http/warm.js';
+import { rehearseSearchResponses, RESPONSE_REHEARSAL_ROUNDS } from './http/warm.js';
 import { FeedWaits } from './http/routes/feed-wait.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { metaRoutes } from './http/routes/meta.js';
@@ -77,9 +77,11 @@ export type App = RequestListener & {
    * search response of each (rehearseSearchResponses) and reads the keys (KeyVerifier.warm),
    * so that it is not the first partners' requests after a start that wait for them. Quiet
    * when the snapshot or the keys database is missing or a locale not synced yet: the store
-   * logs the first, a request answers each.
+   * logs the first, a request answers each. `rounds`: how many times each response is built
+   * (RESPONSE_REHEARSAL_ROUNDS when absent; src/api-process.ts asks one more after the start's
+   * full collection).
    */
-  warm(): void;
+  warm(rounds?: number): void;
   /** Registers on the server carrying the app what the fast path needs of it (src/http/server/server-limits.ts calls it). */
   attach(server: Server): void;
   /** Answers the change feed's waiting requests now, and any later `wait` at once (on SIGTERM). */
@@ -148,7 +150,7 @@ export function createApp(deps: AppDeps): App {
     setHeaders(res, leadingHeaders(context, security));
     app(req, res);
   };
-  const warm = () => {
+  const warm = (rounds?: number) => {
     for (const locale of LOCALES) {
       try {
         catalog.view(deps.store.session(), locale);
@@ -157,8 +159,8 @@ export function createApp(deps: AppDeps): App {
       }
     }
     const started = performance.now();
-    const hits = rehearseSearchResponses(deps.store, catalog, clock());
-    if (hits > 0) deps.logger.debug({ hits, ms: Math.round(performance.now() - started) }, 'rehearsed search responses');
+    const hits = rehearseSearchResponses(deps.store, catalog, clock(), rounds);
+    if (hits > 0) deps.logger.debug({ hits, rounds: rounds ?? RESPONSE_REHEARSAL_ROUNDS, ms: Math.round(performance.now() - started) }, 'rehearsed search responses');
     try {
       keyCheck.keys.warm(deps.keysStore.session());
     } catch {

@@ -70,6 +70,12 @@ describe('at start, before any request', () => {
     expect(threadViews).toEqual(['0:en', '0:zh', '1:en', '1:zh']);
     const rehearsed = before.filter((l) => l.msg === 'search thread rehearsed common queries').map((l) => l.thread as number);
     expect(rehearsed.sort()).toEqual([0, 1]);
+    // Its own search responses: rehearsed over several rounds, then once more after the start's
+    // full collection (the work first done after one was the slower for it).
+    const responses = before.filter((l) => l.msg === 'rehearsed search responses').map((l) => l.rounds as number);
+    expect(responses).toHaveLength(2);
+    expect(responses[0]).toBeGreaterThan(1);
+    expect(responses[1]).toBe(1);
     expect(api.logs().some((l) => l.req !== undefined)).toBe(false);
   });
 });

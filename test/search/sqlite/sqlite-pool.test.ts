@@ -127,7 +127,7 @@ describe('search threads started ahead of the first search', () => {
     engine = new PooledSqliteEngine(2, { ...setup(dbPath), logLevel: 'debug' }, logger);
     const rehearsed = () =>
       lines
-        .map((l) => JSON.parse(l) as { msg: string; thread: number; queries: Record<string, number>; rounds: number })
+        .map((l) => JSON.parse(l) as { msg: string; thread: number; queries: Record<string, number>; rounds: number; afterCollection: number })
         .filter((l) => l.msg === 'search thread rehearsed common queries');
     await engine.start();
     // A thread's log lines reach the pool before its 'ready': no polling needed.
@@ -139,6 +139,8 @@ describe('search threads started ahead of the first search', () => {
       expect(line.queries.zh).toBeGreaterThan(0);
       // Ranked several times over: V8 optimizes the ranking code only after a while.
       expect(line.rounds).toBeGreaterThan(1);
+      // And once more after the start's full collection, which left the next rankings slow.
+      expect(line.afterCollection).toBe(1);
     }
   });
 
@@ -161,10 +163,12 @@ describe('search threads started ahead of the first search', () => {
       .toEqual([before, before + 1]);
     expect(engine.stats().threads).toBe(1);
     // It rehearsed again for the new snapshot, once: its code was optimized at its start.
-    const rounds = () => lines.map((l) => JSON.parse(l) as { msg: string; rounds?: number }).filter((l) => l.msg === 'search thread rehearsed common queries').map((l) => l.rounds);
-    await expect.poll(rounds, { timeout: 15_000 }).toHaveLength(2);
-    expect(rounds()[0]).toBeGreaterThan(1);
-    expect(rounds()[1]).toBe(1);
+    const rehearsals = () =>
+      lines.map((l) => JSON.parse(l) as { msg: string; rounds?: number; afterCollection?: number }).filter((l) => l.msg === 'search thread rehearsed common queries');
+    await expect.poll(rehearsals, { timeout: 15_000 }).toHaveLength(2);
+    expect(rehearsals()[0]!.rounds).toBeGreaterThan(1);
+    // No collection after a sync's one round: nothing to rehearse again.
+    expect(rehearsals()[1]).toMatchObject({ rounds: 1, afterCollection: 0 });
   });
 
   it('a thread builds the view of every synced locale, even when another locale was never synced', async () => {
