@@ -1,4 +1,5 @@
 import { escapeHtml, flatten } from './flatten-markdown.js';
+import { codePointAt, HAN, hanLengthAt, hanLengthBefore, isLowSurrogate } from './han-text.js';
 import { wordParts } from './normalize.js';
 
 // Kept importable from here, where the highlighting's callers and tests look for them.
@@ -13,7 +14,8 @@ export { escapeHtml, flatten } from './flatten-markdown.js';
  * words, everything else on what is not a letter, digit or mark), case and diacritics folded.
  * A Chinese query word indexed as several tokens matches those tokens in a row.
  *
- * The Markdown-to-text side is in flatten-markdown.ts. What remains (about 320 lines) is one
+ * The Markdown-to-text side is in flatten-markdown.ts, reading Chinese text a character at a
+ * time in han-text.ts. What remains (about 340 lines) is one
  * piece on purpose: the token rules, the match finders (ASCII, Chinese, general) and the
  * excerpt's window and rendering share the Match type and the offsets they agree on, and a
  * split would spread one matching rule over several files.
@@ -48,7 +50,6 @@ const ELLIPSIS = '…';
 /** Matches looked at when choosing the excerpt: enough for any 200 characters. */
 const MAX_MATCHES = 400;
 
-const HAN = /\p{Script=Han}/u;
 // A Chinese run, or a run of token characters (letters, digits, marks, private use) outside one.
 const TOKEN = /(\p{Script=Han}+)|((?:(?!\p{Script=Han})[\p{L}\p{N}\p{M}\p{Co}])+)/gu;
 const WORD_CHAR = /[\p{L}\p{N}\p{M}\p{Co}]/u;
@@ -238,42 +239,6 @@ function hanTokenEnds(text: string, near: readonly number[]): Map<number, number
   return ends;
 }
 
-/**
- * Whether a code point is Han, as HAN says: asked of the expression once per character of the
- * BMP and remembered. Walking a Chinese run a character at a time with the expression (a string
- * per character) was most of the highlighting of a Chinese hit outside ICU's segmenting.
- */
-const hanInBmp = new Uint8Array(0x10000);
-function isHanCode(c: number): boolean {
-  if (c > 0xffff) return HAN.test(String.fromCodePoint(c));
-  let known = hanInBmp[c]!;
-  if (known === 0) hanInBmp[c] = known = HAN.test(String.fromCharCode(c)) ? 1 : 2;
-  return known === 1;
-}
-
-/** The length (1 or 2 code units) of the Han character starting at `i`, or 0 (as text.codePointAt reads it). */
-function hanLengthAt(text: string, i: number): number {
-  const c = text.codePointAt(i);
-  return c === undefined || !isHanCode(c) ? 0 : c > 0xffff ? 2 : 1;
-}
-
-/** The length (1 or 2 code units) of the Han character ending just before `i`, or 0 (a surrogate pair is one character). */
-function hanLengthBefore(text: string, i: number): number {
-  if (i <= 0) return 0;
-  const low = text.charCodeAt(i - 1);
-  if (i >= 2 && isLowSurrogate(low)) {
-    const high = text.charCodeAt(i - 2);
-    if (high >= 0xd800 && high <= 0xdbff) return isHanCode((high - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000) ? 2 : 0;
-  }
-  return isHanCode(low) ? 1 : 0;
-}
-
-/** The character (one code point, as a string) starting at `i`. */
-function codePointAt(text: string, i: number): string | undefined {
-  const c = text.codePointAt(i);
-  return c === undefined ? undefined : String.fromCodePoint(c);
-}
-
 function codePoints(text: string, end: number): number {
   let n = 0;
   for (let i = 0; i < end; i++) {
@@ -304,7 +269,6 @@ function render(text: string, matches: Match[], words: readonly QueryWord[]): Hi
 }
 
 const isWordChar = (c: string | undefined) => c !== undefined && WORD_CHAR.test(c) && !HAN.test(c);
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 
 /** The start of the excerpt: the match group's start less LEAD, moved forward onto a word's start. */
 function cutStart(text: string, at: number, limit: number): number {

@@ -16,6 +16,7 @@ import { startTestCms, type TestCms } from '../fakes/test-cms.js';
  */
 
 // Skipped with the reason on a developer's machine without nginx; CI installs it and fails without it.
+// Skipped with the reason printed where nginx is missing; a failure on CI (required-tool.ts).
 const missing = skipWithoutTool('nginx', nginxMissing());
 const dir = tempDir();
 let cms: TestCms;
