@@ -98,8 +98,15 @@ export class IdSet {
     return (this.ids ?? this.bits)!.byteLength;
   }
 
+  // Reads stay within the arrays, here and in intersect: an optimized function that reads past
+  // an array's end is thrown away the first time it does, and V8 compiles it again while a
+  // partner waits (`has` and `intersect`, 3-6 ms each on the core the search shared).
   has(id: number): boolean {
-    if (this.bits) return ((this.bits[id >>> 5] ?? 0) & (1 << (id & 31))) !== 0;
+    const bits = this.bits;
+    if (bits) {
+      const word = id >>> 5;
+      return word < bits.length && (bits[word]! & (1 << (id & 31))) !== 0;
+    }
     const ids = this.ids!;
     let lo = 0;
     let hi = ids.length;
@@ -108,7 +115,7 @@ export class IdSet {
       if (ids[mid]! < id) lo = mid + 1;
       else hi = mid;
     }
-    return ids[lo] === id;
+    return lo < ids.length && ids[lo] === id;
   }
 
   /** The ids, ascending (loops, not a generator: this runs over up to 100,000 ids per query). */
@@ -134,7 +141,9 @@ export function intersect(sets: readonly IdSet[]): Int32Array {
     const bits = Uint32Array.from(smallest!.bitmap!);
     for (const other of others) {
       const b = other.bitmap!;
-      for (let w = 0; w < bits.length; w++) bits[w]! &= b[w] ?? 0;
+      const shared = Math.min(bits.length, b.length);
+      for (let w = 0; w < shared; w++) bits[w]! &= b[w]!;
+      bits.fill(0, shared);
     }
     return idsOfBitmap(bits, smallest!.size);
   }
