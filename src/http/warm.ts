@@ -18,8 +18,13 @@ import { searchQuery } from './endpoints/query-schemas.js';
  * hundred hits, and did it while answering the third to fifth partner search after a start
  * (33-80 ms of compiling on the one core the API had). Rehearsing one locale after the other
  * also compiled it for the first, threw that away on the second, and compiled it again later.
+ * 12 rounds (960 hits) were not enough either: they took the highlighting code to V8's first
+ * optimizing tier only, and its second (TurboFan, after about 3,000 calls of a function)
+ * compiled bestWindow, hanTokenEnds and render while the first 200 partner searches were
+ * answered, 10-18 ms each on the core they shared. 48 rounds (3,840 hits, about 0.5 s of the
+ * start) leave about 70 ms of TurboFan compiling to those searches instead of 100-120 ms.
  */
-export const RESPONSE_REHEARSAL_ROUNDS = 12;
+export const RESPONSE_REHEARSAL_ROUNDS = 48;
 
 /**
  * Builds search responses in-process, and drops them, before the port opens: the newest
