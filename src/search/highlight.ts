@@ -15,7 +15,7 @@ export { escapeHtml, flatten } from './flatten-markdown.js';
  * A Chinese query word indexed as several tokens matches those tokens in a row.
  *
  * The Markdown-to-text side is in flatten-markdown.ts, reading Chinese text a character at a
- * time in han-text.ts. What remains (about 340 lines) is one
+ * time in han-text.ts. What remains (about 370 lines) is one
  * piece on purpose: the token rules, the match finders (ASCII, Chinese, general) and the
  * excerpt's window and rendering share the Match type and the offsets they agree on, and a
  * split would spread one matching rule over several files.

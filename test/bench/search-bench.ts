@@ -4,6 +4,7 @@ import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { normalizeQuery } from '../../src/search/normalize.js';
 import { DEFAULT_CACHE_MB } from '../../src/config/api.js';
+import { mulberry32 } from '../support/random.js';
 import { load, type LoadResult } from './load.js';
 import { dist, freePort, memoryOf, portFromStdout, procfileFlags, startNode, stop, waitForHttp } from './processes.js';
 
@@ -74,17 +75,6 @@ export const COLD_TERMS: { q: string; locale: string }[] = [
 ];
 const KEYS = 4;
 
-/** A small seedable PRNG, so that every run draws the same queries. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Words of each locale by frequency, read from a sample of the corpus's titles and excerpts. */
 function vocabulary(databasePath: string): Record<'en' | 'zh', string[]> {
   const db = new Database(databasePath, { readonly: true });
@@ -105,7 +95,7 @@ function vocabulary(databasePath: string): Record<'en' | 'zh', string[]> {
 
 /** `count` distinct queries of 1-3 words, Zipf by frequency rank, 4 in 5 English. */
 export function uniqueQueries(vocab: Record<'en' | 'zh', string[]>, count: number, seed: number): { q: string; locale: string }[] {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const zipf = (words: string[]) => {
     // Inverse-CDF draw for P(rank r) ~ 1/r.
     const h = Math.log(words.length) + 0.5772;

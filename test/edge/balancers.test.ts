@@ -17,7 +17,6 @@ import { buildSnapshot, tempDir } from '../support/snapshot-fixture.js';
 
 const dir = tempDir('balancers-');
 const dbPath = dir.path('snapshot.db');
-// Skipped with the reason on a developer's machine without them; CI installs both and fails without them.
 // Skipped with the reason printed where haproxy or nginx is missing; a failure on CI (required-tool.ts).
 const noHaproxy = skipWithoutTool('haproxy', haproxyMissing());
 const noNginx = skipWithoutTool('nginx', nginxMissing());

@@ -1,5 +1,6 @@
 import type { Locale } from '../../src/locale.js';
 import type { RawArticle, RawSection } from '../../src/demo/cms-store.js';
+import { mulberry32 } from './random.js';
 
 let counter = 0;
 // A fixed origin keeps timestamps readable; each record is one minute after the previous one.
@@ -186,18 +187,6 @@ const ZH = {
   headings: ['业绩', '背景', '技术', '市场展望', '下一步', '应用'],
   markers: { half: '激光器件', twentieth: '飞秒脉冲', thousandth: '雷达接收' },
 };
-
-/** A small, fast, seedable PRNG: the same seed gives the same corpus on every machine. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(rng: () => number, list: readonly T[]): T {
   return list[Math.floor(rng() * list.length)]!;

@@ -15,7 +15,6 @@ import { startTestCms, type TestCms } from '../fakes/test-cms.js';
  * shortened to 2 s, to show what a too-short proxy timeout does.
  */
 
-// Skipped with the reason on a developer's machine without nginx; CI installs it and fails without it.
 // Skipped with the reason printed where nginx is missing; a failure on CI (required-tool.ts).
 const missing = skipWithoutTool('nginx', nginxMissing());
 const dir = tempDir();

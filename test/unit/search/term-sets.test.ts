@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IdSet, intersect } from '../../../src/search/sqlite/term-sets.js';
-
-/** A seeded generator, so that a failure names sets that can be drawn again. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../support/random.js';
 
 /** Ascending distinct ids below `max`, each kept with probability `density`. */
 function draw(next: () => number, max: number, density: number): Int32Array {
@@ -35,7 +24,7 @@ describe('IdSet and intersect', () => {
   });
 
   it('gives the ids common to every set, for lists, bitmaps of different lengths and mixes of both', () => {
-    const next = random(38);
+    const next = mulberry32(38);
     for (let round = 0; round < 200; round++) {
       const count = 2 + Math.floor(next() * 3);
       // Sets of their own lengths (a bitmap ends at its highest id) and densities on both sides
